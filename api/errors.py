@@ -1,0 +1,71 @@
+"""The only place errors become HTTP responses: ``{"code", "message", "details"}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from api.responses import json_response
+from app.errors import TocsinError
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    401: "AUT-002",
+    403: "IAM-001",
+    404: "RES-001",
+    405: "RES-003",
+    409: "RES-002",
+    413: "VAL-002",
+    415: "VAL-003",
+    422: "VAL-001",
+    429: "RATE-001",
+    503: "SYS-001",
+}
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"code": code, "message": message, "details": details or {}}
+
+
+def validation_details(errors: list[Any]) -> dict[str, Any]:
+    """Failing fields as ``{"fields": [{"loc": "a.b", "msg": ...}]}`` (no input echoed back)."""
+    fields = []
+    for err in errors:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body",))
+        fields.append({"field": loc, "message": err.get("msg", "invalid"), "type": err.get("type", "")})
+    return {"fields": fields}
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(TocsinError)
+    async def _tocsin(_request: Request, exc: TocsinError) -> Response:
+        headers = {"Retry-After": "1"} if exc.retriable else None
+        return json_response(error_body(exc.code, exc.message, exc.details), exc.http_status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> Response:
+        return json_response(
+            error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), 422
+        )
+
+    @app.exception_handler(ValidationError)
+    async def _pydantic(_request: Request, exc: ValidationError) -> Response:
+        return json_response(
+            error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), 422
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> Response:
+        code = _HTTP_CODES.get(exc.status_code, f"HTTP-{exc.status_code}")
+        return json_response(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return json_response(error_body("SYS-000", "internal error"), 500)

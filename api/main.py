@@ -1,0 +1,104 @@
+"""The FastAPI application of one API replica."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from aiokafka import AIOKafkaProducer
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api import errors
+from api.routes import health, incidents, operation_books, publish, topics, workflows
+from api.state import ApiState
+from app.config_cache import TTLCache, follow_changes
+from app.domain.ids import new_id
+from app.settings import Settings, get_settings
+from app.store.db import create_engine, sessionmaker
+from app.topics import ensure_topics
+
+log = logging.getLogger(__name__)
+
+
+class RequestIdMiddleware:
+    """Echo ``X-Request-ID`` or assign one (a pure ASGI middleware: cheap on the hot path)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = b""
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                rid = value[:128]
+                break
+        if not rid:
+            rid = new_id("req").encode()
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", rid)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+async def _follow(state: ApiState) -> None:
+    while True:
+        try:
+            await follow_changes(state.settings, state.invalidate)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - keep following; the TTL bounds staleness meanwhile
+            log.warning("config-changes follower restarting after error: %s", exc)
+            await asyncio.sleep(1.0)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await ensure_topics(settings)
+        producer = AIOKafkaProducer(
+            bootstrap_servers=settings.kafka_bootstrap,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=settings.producer_linger_ms,
+            request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
+            retry_backoff_ms=100,
+        )
+        await producer.start()
+        engine = create_engine(settings.effective_database_url)
+        state = ApiState(
+            settings=settings,
+            engine=engine,
+            sessions=sessionmaker(engine),
+            producer=producer,
+            principals=TTLCache(settings.auth_cache_seconds),
+            topics=TTLCache(settings.config_cache_seconds),
+        )
+        state.tasks.append(asyncio.create_task(_follow(state)))
+        app.state.tocsin = state
+        try:
+            yield
+        finally:
+            for task in state.tasks:
+                task.cancel()
+            await asyncio.gather(*state.tasks, return_exceptions=True)
+            await producer.stop()
+            await engine.dispose()
+
+    app = FastAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)
+    errors.install(app)
+    for module in (health, topics, publish, operation_books, workflows, incidents):
+        app.include_router(module.router)
+    app.add_middleware(RequestIdMiddleware)
+    return app

@@ -1,0 +1,100 @@
+"""Operation books: what an incident created by a workflow looks like."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
+
+from api.deps import SessionDep, StateDep, permission_extra, require
+from api.pages import Page, page
+from app.domain.ids import new_id
+from app.errors import Conflict, NotFound
+from app.store.accounts import Principal, utcnow
+from app.store.models import OperationBook, Workflow
+from app.store.workflows import find_in_org, list_in_org
+
+router = APIRouter(prefix="/v1/organizations/{org_id}/operation_books", tags=["operation books"])
+
+
+class BookIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    incident_title_template: str = Field(min_length=1, max_length=1000)
+    member_user_ids: list[str] = Field(default_factory=list, max_length=1000)
+    member_group_ids: list[str] = Field(default_factory=list, max_length=1000)
+
+
+def book_out(book: OperationBook) -> dict[str, Any]:
+    return {
+        "id": book.id,
+        "organization_id": book.organization_id,
+        "name": book.name,
+        "incident_title_template": book.incident_title_template,
+        "member_user_ids": book.member_user_ids,
+        "member_group_ids": book.member_group_ids,
+        "created_at": book.created_at.isoformat(),
+    }
+
+
+async def _get(session: SessionDep, org_id: str, book_id: str) -> OperationBook:
+    book: OperationBook | None = await find_in_org(session, OperationBook, org_id, book_id)
+    if book is None:
+        raise NotFound("operation book not found")
+    return book
+
+
+@router.post("", status_code=201, openapi_extra=permission_extra("organization.operation_book:create"))
+async def create_book(
+    org_id: str,
+    body: BookIn,
+    session: SessionDep,
+    state: StateDep,
+    _p: Annotated[Principal, Depends(require("organization.operation_book:create"))],
+) -> dict[str, Any]:
+    book = OperationBook(id=new_id("obk"), organization_id=org_id, created_at=utcnow(), **body.model_dump())
+    session.add(book)
+    await session.commit()
+    await state.config_changed(org_id, "operation_book")
+    return book_out(book)
+
+
+@router.get("", openapi_extra=permission_extra("organization.operation_book:list"))
+async def list_books(
+    org_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require("organization.operation_book:list"))],
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> Page:
+    rows, nxt = await list_in_org(session, OperationBook, org_id, limit=limit, cursor=cursor)
+    return page([book_out(b) for b in rows], nxt)
+
+
+@router.get("/{book_id}", openapi_extra=permission_extra("organization.operation_book:get"))
+async def get_book(
+    org_id: str,
+    book_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require("organization.operation_book:get", "operation_books", "book_id"))],
+) -> dict[str, Any]:
+    return book_out(await _get(session, org_id, book_id))
+
+
+@router.delete("/{book_id}", status_code=204, openapi_extra=permission_extra("organization.operation_book:delete"))
+async def delete_book(
+    org_id: str,
+    book_id: str,
+    session: SessionDep,
+    state: StateDep,
+    _p: Annotated[Principal, Depends(require("organization.operation_book:delete", "operation_books", "book_id"))],
+) -> None:
+    book = await _get(session, org_id, book_id)
+    for wf in (await session.scalars(select(Workflow).where(Workflow.organization_id == org_id))).all():
+        if any(a.get("operation_book_id") == book.id for a in wf.actions):
+            raise Conflict("workflows still use this operation book", details={"workflow_id": wf.id})
+    await session.delete(book)
+    await session.commit()
+    await state.config_changed(org_id, "operation_book")

@@ -1,0 +1,1 @@
+"""Tocsin: incident-alerting event engine."""

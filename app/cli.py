@@ -1,0 +1,198 @@
+"""``tocsin run | api | worker | kafka | migrate | bootstrap | bench``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from app.settings import Settings, get_settings
+
+
+def _say(message: str) -> None:
+    print(f"tocsin: {message}", file=sys.stderr, flush=True)
+
+
+def cmd_api(settings: Settings) -> None:
+    import uvicorn
+
+    uvicorn.run(
+        "api.main:create_app",
+        factory=True,
+        host=settings.api_host,
+        port=settings.api_port,
+        loop="uvloop",
+        http="httptools",
+        access_log=settings.access_log,
+        log_level="info",
+    )
+
+
+def cmd_worker(_settings: Settings) -> None:
+    from streams.worker import run_worker
+
+    run_worker()
+
+
+def cmd_migrate(settings: Settings) -> None:
+    from app.store.db import migrate
+
+    migrate(settings.effective_database_url)
+    _say("database migrated")
+
+
+async def _bootstrap(settings: Settings, org_name: str, only_if_empty: bool) -> dict[str, str] | None:
+    from app.store.accounts import bootstrap, count_organizations
+    from app.store.db import create_engine, sessionmaker
+
+    engine = create_engine(settings.effective_database_url)
+    try:
+        async with sessionmaker(engine).begin() as session:
+            if only_if_empty and await count_organizations(session):
+                return None
+            return await bootstrap(session, org_name)
+    finally:
+        await engine.dispose()
+
+
+def cmd_bootstrap(settings: Settings, org_name: str) -> None:
+    cmd_migrate(settings)
+    print(json.dumps(asyncio.run(_bootstrap(settings, org_name, only_if_empty=False))), flush=True)
+
+
+def _kafka(settings: Settings) -> object:
+    from app.kafka_local import LocalKafka
+
+    port = settings.kafka_bootstrap.rpartition(":")[2]
+    return LocalKafka(settings.var_dir / "kafka", port=int(port), progress=_say)
+
+
+def cmd_kafka(settings: Settings) -> None:
+    from app.kafka_local import LocalKafka
+
+    kafka = _kafka(settings)
+    assert isinstance(kafka, LocalKafka)
+    kafka.start()
+    _say(f"broker on {kafka.bootstrap}; Ctrl-C stops it")
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while kafka.is_running():
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        _say("stopping broker")
+    finally:
+        kafka.stop()
+
+
+def _wait_ready(url: str, procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for proc in procs:
+            if proc.poll() is not None:
+                raise SystemExit(f"tocsin: {proc.args!r} exited with {proc.returncode} during start")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass  # not listening yet: poll again until the deadline
+        time.sleep(0.2)
+    raise SystemExit(f"tocsin: {url} not ready after {timeout:.0f}s")
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def cmd_run(settings: Settings, org_name: str) -> None:
+    """Broker, migrations, bootstrap on first start, API and worker; Ctrl-C stops them all."""
+    from app.kafka_local import LocalKafka
+
+    kafka = _kafka(settings)
+    assert isinstance(kafka, LocalKafka)
+    procs: list[subprocess.Popen[bytes]] = []
+    stopping = False
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        kafka.start()
+        cmd_migrate(settings)
+        created = asyncio.run(_bootstrap(settings, org_name, only_if_empty=True))
+        env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
+        for role in ("api", "worker"):
+            _say(f"starting {role}")
+            procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
+        base = f"http://{settings.api_host}:{settings.api_port}"
+        _wait_ready(f"{base}/readyz", procs, timeout=120)
+        if created is not None:
+            print(json.dumps(created), flush=True)
+        else:
+            _say("database already bootstrapped (tocsin bootstrap --org NAME makes another organization)")
+        _say(f"ready: API on {base} (docs {base}/docs), worker running; Ctrl-C stops everything")
+        while not stopping and all(p.poll() is None for p in procs):
+            time.sleep(0.3)
+        if not stopping:
+            _say("a process exited; stopping the rest")
+    finally:
+        _say("stopping")
+        _stop(procs)
+        kafka.stop()
+        _say("stopped")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="tocsin", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="broker + migrations + api + worker")
+    run.add_argument("--org", default="Tocsin")
+    sub.add_parser("api", help="the HTTP API (uvicorn)")
+    sub.add_parser("worker", help="the Faust worker")
+    sub.add_parser("kafka", help="a local single-node Kafka broker")
+    sub.add_parser("migrate", help="bring the database schema up to date")
+    boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
+    boot.add_argument("--org", required=True)
+    bench = sub.add_parser("bench", help="benchmarks (see make bench)")
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    settings = get_settings()
+    Path(settings.var_dir).mkdir(parents=True, exist_ok=True)
+    if args.command == "run":
+        cmd_run(settings, args.org)
+    elif args.command == "api":
+        cmd_api(settings)
+    elif args.command == "worker":
+        cmd_worker(settings)
+    elif args.command == "kafka":
+        cmd_kafka(settings)
+    elif args.command == "migrate":
+        cmd_migrate(settings)
+    elif args.command == "bootstrap":
+        cmd_bootstrap(settings, args.org)
+    elif args.command == "bench":
+        from tests.bench.run import main as bench_main
+
+        bench_main(args.rest)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The publish request of the spec, validated field by field, and the record the
+ingress writes to Kafka for the agents."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_KEY_CHARS = 256
+
+
+class PublishStatus(StrEnum):
+    ACTUAL = "ACTUAL"
+    DRILL = "DRILL"
+    TEST = "TEST"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EventInfo(_Strict):
+    id: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    lang: str | None = Field(default=None, max_length=35)
+    name: str | None = Field(default=None, max_length=1024)
+    description: str | None = Field(default=None, max_length=16384)
+
+
+class Attributes(_Strict):
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    target_organization_ids: list[str] | None = Field(default=None, max_length=1000)
+
+
+class Sound(_Strict):
+    critical: float = Field(default=0, ge=0, le=1)
+    name: str = Field(default="default", max_length=256)
+    volume: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class PushContent(_Strict):
+    title: str | None = Field(default=None, max_length=1024)
+    body: str | None = Field(default=None, max_length=16384)
+    sound: str | Sound | None = None
+
+
+class AlertOptions(_Strict):
+    notification: PushContent | None = None
+    thread_id: str | None = Field(default=None, max_length=256)
+    collapse_id: str | None = Field(default=None, max_length=256)
+    time_to_live: float | None = Field(default=None, ge=0)
+
+
+class Alert(_Strict):
+    options: AlertOptions | None = None
+
+
+class Notification(_Strict):
+    lang: str = Field(default="ja", max_length=35)
+    data: dict[str, Any] | None = None
+    alert: Alert | None = None
+
+
+class EventControl(_Strict):
+    partition_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    metrics: dict[str, float] | None = Field(default=None, max_length=100)
+    areas: list[str] | None = Field(default=None, max_length=1000)
+
+    @field_validator("metrics")
+    @classmethod
+    def _finite(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is not None:
+            for name, number in value.items():
+                if number != number or number in (float("inf"), float("-inf")):
+                    raise ValueError(f"metric {name!r} must be a finite number")
+        return value
+
+
+class PublishRequest(_Strict):
+    """The body of ``POST .../workflow_topics/{topic}/publish``."""
+
+    data: dict[str, Any]
+    status: PublishStatus
+    event: EventInfo | None = None
+    attributes: Attributes | None = None
+    notification: Notification | None = None
+    event_control: EventControl | None = None
+
+    @property
+    def partition_key(self) -> str | None:
+        return self.event_control.partition_key if self.event_control else None
+
+
+def state_key(org_id: str, topic_id: str, status: str, partition: str) -> str:
+    """Kafka key of a publish: the control state it belongs to (DESIGN.md)."""
+    return f"{org_id}/{topic_id}/{status}/{partition}"
+
+
+def publish_record(
+    *, event_id: str, org_id: str, topic_id: str, request: PublishRequest, accepted_ms: int
+) -> dict[str, Any]:
+    """The value the ingress writes to the publish topic (decoded by the control agent)."""
+    body = request.model_dump(mode="json", exclude_none=True)
+    body.update(id=event_id, organization_id=org_id, topic_id=topic_id, accepted_ms=accepted_ms, v=1)
+    return body

@@ -1,0 +1,82 @@
+"""Workflows: their definition, the mode rule, and the action requests they produce."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.domain.ids import effect_id
+from app.domain.publish import PublishStatus
+
+
+class ActionType(StrEnum):
+    RUN_OPERATION_BOOK = "RUN_OPERATION_BOOK"
+    SEND_PUSH_NOTIFICATION = "SEND_PUSH_NOTIFICATION"
+    SEND_EMAIL = "SEND_EMAIL"
+    SEND_WEBHOOK = "SEND_WEBHOOK"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunOperationBook(_Strict):
+    type: Literal["RUN_OPERATION_BOOK"]
+    operation_book_id: str = Field(min_length=1, max_length=64)
+
+
+class SendPush(_Strict):
+    type: Literal["SEND_PUSH_NOTIFICATION"]
+    user_ids: list[str] = Field(default_factory=list, max_length=1000)
+    group_ids: list[str] = Field(default_factory=list, max_length=1000)
+
+
+class SendEmail(_Strict):
+    type: Literal["SEND_EMAIL"]
+    to: list[str] = Field(min_length=1, max_length=100)
+    subject: str = Field(max_length=1024)
+    body: str = Field(max_length=65536)
+
+
+class SendWebhook(_Strict):
+    type: Literal["SEND_WEBHOOK"]
+    url: str = Field(max_length=2048)
+    secret: str | None = Field(default=None, max_length=256)
+
+
+Action = Annotated[RunOperationBook | SendPush | SendEmail | SendWebhook, Field(discriminator="type")]
+
+
+class WorkflowStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    INACTIVE = "INACTIVE"
+
+
+def mode_matches(workflow_mode: str, publish_status: str) -> bool:
+    """ACTUAL workflows run only for ACTUAL publishes, DRILL only for DRILL, TEST only for TEST."""
+    return workflow_mode == publish_status and workflow_mode in PublishStatus.__members__
+
+
+def action_effect_id(event_id: str, workflow_id: str, index: int, decision: str) -> str:
+    """Deterministic id of one action's effect for one event (DESIGN.md)."""
+    return effect_id("act", event_id, workflow_id, str(index), decision)
+
+
+_PLACEHOLDER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_.]*)\}")
+
+
+def render_template(template: str, context: dict[str, Any]) -> str:
+    """Replace ``{event.name}``, ``{data.a.b}``, ``{decision}``… ; unknown names stay as written."""
+
+    def lookup(match: re.Match[str]) -> str:
+        value: Any = context
+        for part in match.group(1).split("."):
+            if not isinstance(value, dict) or part not in value:
+                return match.group(0)
+            value = value[part]
+        return "" if value is None else str(value)
+
+    return _PLACEHOLDER.sub(lookup, template)

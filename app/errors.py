@@ -1,0 +1,93 @@
+"""Exception hierarchy. Only ``api/`` maps these to HTTP responses.
+
+TocsinError
+ ├── AuthenticationError (401: AUT-002 malformed, AUT-003 unknown/revoked, AUT-004 expired)
+ ├── PermissionDenied (403 IAM-001), ChangeRefused (403 IAM-002)
+ ├── NotFound (404 RES-001), Conflict (409 RES-002)
+ ├── InvalidInput (422 VAL-001), BodyTooLarge (413 VAL-002), UnsupportedMediaType (415 VAL-003)
+ └── Unavailable (503 SYS-001, retriable): broker or database not reachable
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TocsinError(Exception):
+    """Root of every error the service raises on purpose."""
+
+    http_status = 500
+    code = "SYS-000"
+    retriable = False
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class AuthenticationError(TocsinError):
+    """The bearer token is missing, malformed, unknown, revoked or expired."""
+
+    http_status = 401
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class PermissionDenied(TocsinError):
+    """The caller lacks the permission on the resource: grant a role that carries it."""
+
+    http_status = 403
+    code = "IAM-001"
+
+
+class ChangeRefused(TocsinError):
+    """The change is not allowed (system role, privilege escalation)."""
+
+    http_status = 403
+    code = "IAM-002"
+
+
+class NotFound(TocsinError):
+    """No such resource in this organization."""
+
+    http_status = 404
+    code = "RES-001"
+
+
+class Conflict(TocsinError):
+    """Duplicate key or name, or the resource is still referenced."""
+
+    http_status = 409
+    code = "RES-002"
+
+
+class InvalidInput(TocsinError):
+    """The body failed validation; ``details`` lists the failing fields."""
+
+    http_status = 422
+    code = "VAL-001"
+
+
+class BodyTooLarge(TocsinError):
+    http_status = 413
+    code = "VAL-002"
+
+
+class UnsupportedMediaType(TocsinError):
+    http_status = 415
+    code = "VAL-003"
+
+
+class Unavailable(TocsinError):
+    """Broker or database unreachable; nothing was accepted, the caller may retry.
+
+    Operators: check that Kafka (``TOCSIN_KAFKA_BOOTSTRAP``) and the database
+    (``TOCSIN_DATABASE_URL``) are up.
+    """
+
+    http_status = 503
+    code = "SYS-001"
+    retriable = True

@@ -1,0 +1,51 @@
+"""The one Faust application of the worker, and its topics.
+
+Nothing here touches the event loop or the producer at import time; ``streams/`` declares
+the agents on :data:`app`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+
+from app import topics
+from app.settings import get_settings
+
+settings = get_settings()
+
+app = faust.App(
+    settings.worker_id,
+    broker=f"kafka://{settings.kafka_bootstrap}",
+    store="rocksdb://",
+    datadir=str((settings.var_dir / "worker" / settings.worker_id).resolve()),
+    topic_partitions=settings.publish_partitions,
+    topic_allow_declare=False,
+    consumer_auto_offset_reset="earliest",
+    producer_acks=-1,
+    producer_linger=settings.producer_linger_ms / 1000.0,
+    broker_commit_interval=1.0,
+    web_enabled=False,
+    autodiscover=False,
+)
+
+
+def raw_topic(name: str) -> Any:
+    """A topic of raw bytes (values are JSON encoded by ``app.records``)."""
+    return app.topic(
+        settings.topic(name),
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.publish_partitions if name in topics.KEYED else 1,
+        internal=False,
+    )
+
+
+publish_topic = raw_topic(topics.PUBLISH)
+decisions_topic = raw_topic(topics.DECISIONS)
+incident_actions_topic = raw_topic(topics.ACTIONS_INCIDENT)
+traces_topic = raw_topic(topics.TRACES)
+dead_letter_topic = raw_topic(topics.DEAD_LETTER)

@@ -1,0 +1,154 @@
+"""SQLAlchemy 2 models of the config store and of the results people query."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class Organization(Base):
+    __tablename__ = "organizations"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    parent_organization_id: Mapped[str | None] = mapped_column(String(40))
+    partner_organization_ids: Mapped[list[Any]] = mapped_column(default=list)
+    license_subscriber_organization_ids: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime]
+
+
+class Account(Base):
+    """A principal: ``service_account`` or ``user_account``."""
+
+    __tablename__ = "accounts"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    email: Mapped[str | None] = mapped_column(String(320))
+    status: Mapped[str] = mapped_column(String(20), default="ACTIVE")
+    platform_owner: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime]
+
+
+class AccessToken(Base):
+    __tablename__ = "access_tokens"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    organization_id: Mapped[str] = mapped_column(String(40), index=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+    last_used_at: Mapped[datetime | None]
+
+
+class RoleBinding(Base):
+    __tablename__ = "role_bindings"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40), index=True)
+    subject_kind: Mapped[str] = mapped_column(String(20))
+    subject_id: Mapped[str] = mapped_column(String(40))
+    resource: Mapped[str] = mapped_column(String(600))
+    role_id: Mapped[str] = mapped_column(String(40))
+    __table_args__ = (Index("ix_role_bindings_subject", "subject_kind", "subject_id"),)
+
+
+class WorkflowTopic(Base):
+    __tablename__ = "workflow_topics"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(200))
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(20), default="ACTIVE")
+    created_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("organization_id", "key", name="uq_workflow_topics_org_key"),)
+
+
+class OperationBook(Base):
+    __tablename__ = "operation_books"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    incident_title_template: Mapped[str] = mapped_column(Text)
+    member_user_ids: Mapped[list[Any]] = mapped_column(default=list)
+    member_group_ids: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime]
+
+
+class Workflow(Base):
+    __tablename__ = "workflows"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("workflow_topics.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    mode: Mapped[str] = mapped_column(String(10))
+    status: Mapped[str] = mapped_column(String(20), default="ACTIVE")
+    filter: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    sites: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    actions: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime]
+
+
+class Incident(Base):
+    __tablename__ = "incidents"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40))
+    title: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20), default="OPEN")
+    operation_book_id: Mapped[str] = mapped_column(String(40))
+    workflow_id: Mapped[str] = mapped_column(String(40))
+    topic_id: Mapped[str] = mapped_column(String(40))
+    partition_key: Mapped[str | None] = mapped_column(String(256))
+    event_id: Mapped[str | None] = mapped_column(String(256))
+    server_event_id: Mapped[str] = mapped_column(String(40))
+    mode: Mapped[str] = mapped_column(String(10))
+    member_user_ids: Mapped[list[Any]] = mapped_column(default=list)
+    member_group_ids: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime]
+    resolved_at: Mapped[datetime | None]
+    __table_args__ = (
+        Index("ix_incidents_org_created", "organization_id", "created_at"),
+        Index("ix_incidents_workflow_event", "workflow_id", "event_id"),
+    )
+
+
+class IncidentEvent(Base):
+    """One entry of an incident's timeline; ``id`` is an effect id (deduplicated)."""
+
+    __tablename__ = "incident_events"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    message: Mapped[str] = mapped_column(Text, default="")
+    server_event_id: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime]
+
+
+class EventTraceStep(Base):
+    """One step of an event's trace; ``(event_id, step)`` deduplicates redeliveries."""
+
+    __tablename__ = "event_trace_steps"
+    event_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    step: Mapped[str] = mapped_column(String(120), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    recorded_at: Mapped[datetime]

@@ -1,0 +1,97 @@
+"""Workflow topics, operation books and workflows: CRUD and the worker's config snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.store.models import OperationBook, Workflow, WorkflowTopic
+
+
+async def find_topic(session: AsyncSession, org_id: str, id_or_key: str) -> WorkflowTopic | None:
+    """A topic of ``org_id`` by id or by key (the spec allows either in the path)."""
+    return (
+        await session.scalars(
+            select(WorkflowTopic).where(
+                WorkflowTopic.organization_id == org_id,
+                or_(WorkflowTopic.id == id_or_key, WorkflowTopic.key == id_or_key),
+            )
+        )
+    ).first()
+
+
+async def find_in_org(session: AsyncSession, model: type[Any], org_id: str, obj_id: str) -> Any | None:
+    """One row of ``model`` by id, only inside ``org_id`` (other orgs' rows are invisible)."""
+    row = await session.get(model, obj_id)
+    if row is None or row.organization_id != org_id:
+        return None
+    return row
+
+
+async def list_in_org(
+    session: AsyncSession, model: type[Any], org_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[Any], str | None]:
+    """A page of ``model`` rows ordered by id (ids are time-sortable), and the next cursor."""
+    query = select(model).where(model.organization_id == org_id)
+    if cursor:
+        query = query.where(model.id > cursor)
+    rows = list((await session.scalars(query.order_by(model.id).limit(limit + 1))).all())
+    next_cursor = rows[limit - 1].id if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+@dataclass(frozen=True)
+class WorkflowConfig:
+    id: str
+    name: str
+    mode: str
+    filter: dict[str, Any] | None
+    sites: list[Any] | None
+    actions: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    """What the agents need to know about one topic, loaded once and cached."""
+
+    org_id: str
+    topic_id: str
+    key: str
+    spec: dict[str, Any]
+    workflows: tuple[WorkflowConfig, ...]
+    books: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+async def load_topic_config(session: AsyncSession, org_id: str, topic_id: str) -> TopicConfig | None:
+    topic = await find_in_org(session, WorkflowTopic, org_id, topic_id)
+    if topic is None:
+        return None
+    workflows = (
+        await session.scalars(
+            select(Workflow).where(Workflow.topic_id == topic_id, Workflow.status == "ACTIVE").order_by(Workflow.id)
+        )
+    ).all()
+    book_ids = {
+        a.get("operation_book_id") for w in workflows for a in w.actions if a.get("type") == "RUN_OPERATION_BOOK"
+    }
+    books: dict[str, dict[str, Any]] = {}
+    if book_ids:
+        for book in (await session.scalars(select(OperationBook).where(OperationBook.id.in_(book_ids)))).all():
+            books[book.id] = {
+                "id": book.id,
+                "organization_id": book.organization_id,
+                "title": book.incident_title_template,
+                "member_user_ids": list(book.member_user_ids),
+                "member_group_ids": list(book.member_group_ids),
+            }
+    return TopicConfig(
+        org_id=org_id,
+        topic_id=topic.id,
+        key=topic.key,
+        spec=dict(topic.spec),
+        workflows=tuple(WorkflowConfig(w.id, w.name, w.mode, w.filter, w.sites, list(w.actions)) for w in workflows),
+        books=books,
+    )

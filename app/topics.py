@@ -1,0 +1,45 @@
+"""The project's Kafka topics, and their creation (the broker never auto-creates them)."""
+
+from __future__ import annotations
+
+import logging
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+PUBLISH = "publish"
+DECISIONS = "decisions"
+ACTIONS_INCIDENT = "actions.incident"
+TRACES = "traces"
+CONFIG_CHANGES = "config-changes"
+DEAD_LETTER = "dead-letter"
+
+# Topics keyed by control state share the partition count, so every stage is co-partitioned.
+KEYED = (PUBLISH, DECISIONS, ACTIONS_INCIDENT, TRACES)
+
+
+def topic_specs(settings: Settings) -> list[NewTopic]:
+    specs = [NewTopic(settings.topic(t), settings.publish_partitions, 1) for t in KEYED]
+    specs.append(NewTopic(settings.topic(CONFIG_CHANGES), 1, 1, topic_configs={"cleanup.policy": "compact"}))
+    specs.append(NewTopic(settings.topic(DEAD_LETTER), 1, 1))
+    return specs
+
+
+async def ensure_topics(settings: Settings) -> None:
+    """Create missing topics with the configured partitions (idempotent)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=10000)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        missing = [t for t in topic_specs(settings) if t.name not in existing]
+        if missing:
+            response = await admin.create_topics(missing)
+            for topic, code, *rest in response.topic_errors:
+                if code not in (0, TopicAlreadyExistsError.errno):
+                    raise RuntimeError(f"cannot create Kafka topic {topic}: error {code} {rest}")
+    finally:
+        await admin.close()

@@ -1,0 +1,34 @@
+"""Entry point of ``tocsin worker``: registers the agents and runs the Faust worker."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from app.config_cache import follow_changes
+from app.faust_app import app, settings
+from streams import control, sinks, workflow
+from streams.resources import resources
+
+AGENTS = (control.control, workflow.run_workflows, sinks.incident_sink, sinks.trace_sink)
+log = logging.getLogger(__name__)
+
+
+@app.task  # type: ignore[untyped-decorator]  # faust ships no type hints
+async def follow_config_changes() -> None:
+    """Drop cached topic configuration when the API announces a change."""
+    while True:
+        try:
+            await follow_changes(settings, resources().topics.invalidate_org)
+        except Exception as exc:  # noqa: BLE001 - keep following whatever the broker does
+            log.warning("config-changes follower restarting after error: %s", exc)
+            await asyncio.sleep(1.0)
+
+
+def run_worker(loglevel: str = "info") -> None:
+    from faust.worker import Worker
+
+    Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
+    worker = Worker(app, loglevel=loglevel, quiet=True)
+    worker.execute_from_commandline()
