@@ -1,0 +1,50 @@
+"""Session fixtures that start the real components: Kafka and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from app.kafka_local import LocalKafka
+from app.postgres_local import LocalPostgres, find_pg_bin
+from tests.support.stack import Stack
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
+    """One real broker for the session; tests use fresh topic names on it."""
+    broker = LocalKafka(tmp_path_factory.mktemp("kafka"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalPostgres]:
+    """A throwaway PostgreSQL cluster. In CI the server is installed, so this never skips there."""
+    if find_pg_bin() is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install PostgreSQL (.ci/run does): no server binaries found")
+        pytest.skip("no PostgreSQL server binaries (apt-get install postgresql; .ci/run installs it)")
+    server = LocalPostgres(tmp_path_factory.mktemp("pg"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stack_factory(kafka: LocalKafka, tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+    """Start API + worker stacks on the session broker; everything stops after the test."""
+    stacks: list[Stack] = []
+
+    def make(**kwargs: object) -> Stack:
+        stack = Stack(tmp_path / f"stack{len(stacks)}", kafka.bootstrap, **kwargs)  # type: ignore[arg-type]
+        stacks.append(stack)
+        return stack
+
+    yield make
+    for stack in stacks:
+        stack.stop()

@@ -1,0 +1,163 @@
+"""Run the real Tocsin processes (API, worker) against a real broker, for tests and benchmarks.
+
+Each :class:`Stack` gets fresh topic names, a fresh consumer group and its own database,
+so stacks never see each other's records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from app.kafka_local import free_port
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wait_for(predicate: Callable[[], T | None], timeout: float, what: str, interval: float = 0.1) -> T:
+    """Poll ``predicate`` until it returns a truthy value, or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last value: {last!r})")
+
+
+class Stack:
+    def __init__(
+        self,
+        var_dir: Path,
+        bootstrap: str,
+        *,
+        database_url: str | None = None,
+        partitions: int = 4,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        tag = uuid.uuid4().hex[:10]
+        self.var_dir = var_dir
+        self.var_dir.mkdir(parents=True, exist_ok=True)
+        self.api_port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.api_port}"
+        self._env = {
+            **os.environ,
+            "TOCSIN_VAR_DIR": str(var_dir),
+            "TOCSIN_KAFKA_BOOTSTRAP": bootstrap,
+            "TOCSIN_TOPIC_PREFIX": f"t{tag}.",
+            "TOCSIN_WORKER_ID": f"w{tag}",
+            "TOCSIN_PUBLISH_PARTITIONS": str(partitions),
+            "TOCSIN_API_PORT": str(self.api_port),
+            "TOCSIN_ACCESS_LOG": "false",
+            "PYTHONUNBUFFERED": "1",
+            **({"TOCSIN_DATABASE_URL": database_url} if database_url else {}),
+            **(extra_env or {}),
+        }
+        self.api: subprocess.Popen[bytes] | None = None
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.worker_logs: list[Path] = []
+        self.credentials: dict[str, str] = {}
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(self._env)
+
+    def _spawn(self, role: str, log: Path) -> subprocess.Popen[bytes]:
+        with open(log, "ab") as out:
+            return subprocess.Popen(
+                [sys.executable, "-m", "app.cli", role],
+                cwd=ROOT, env=self._env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+
+    def bootstrap(self) -> dict[str, str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Test org"],
+            cwd=ROOT, env=self._env, capture_output=True, check=True, timeout=120,
+        )
+        self.credentials = json.loads(out.stdout.decode().strip().splitlines()[-1])
+        return self.credentials
+
+    def start_api(self, timeout: float = 60) -> None:
+        self.api = self._spawn("api", self.var_dir / "api.log")
+
+        def ready() -> bool:
+            if self.api is not None and self.api.poll() is not None:
+                raise AssertionError(f"api exited: {self.tail(self.var_dir / 'api.log')}")
+            try:
+                return httpx.get(f"{self.base_url}/readyz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(ready, timeout, "the API to be ready")
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        log = self.var_dir / f"worker-{len(self.workers) + 1}.log"
+        proc = self._spawn("worker", log)
+        self.workers.append(proc)
+        self.worker_logs.append(log)
+        return proc
+
+    def start(self) -> Stack:
+        self.bootstrap()
+        self.start_api()
+        self.start_worker()
+        return self
+
+    @property
+    def org(self) -> str:
+        return self.credentials["organization_id"]
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        return httpx.Client(
+            base_url=f"{self.base_url}/v1/organizations/{self.org}",
+            headers={"Authorization": f"Bearer {token or self.credentials['access_token']}"},
+            timeout=30,
+        )
+
+    @staticmethod
+    def tail(path: Path, lines: int = 40) -> str:
+        try:
+            return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    @staticmethod
+    def _terminate(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 30) -> None:
+        if proc.poll() is None:
+            os.killpg(proc.pid, sig)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+    def kill_worker(self, index: int = -1) -> None:
+        """``kill -9`` a worker: no shutdown, no offset commit."""
+        self._terminate(self.workers[index], signal.SIGKILL)
+
+    def stop_worker(self, index: int = -1) -> None:
+        self._terminate(self.workers[index])
+
+    def stop(self) -> None:
+        for proc in self.workers:
+            self._terminate(proc)
+        if self.api is not None:
+            self._terminate(self.api)
+
+    def __enter__(self) -> Stack:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
