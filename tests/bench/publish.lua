@@ -1,0 +1,55 @@
+-- wrk script of `make bench`: POST the same JSON body with the same headers to any endpoint.
+--
+-- The body and the Authorization header come from the environment (BENCH_BODY,
+-- BENCH_AUTHORIZATION) so the token never shows in a process list; `wrk ... -- BODY AUTH`
+-- (wrk.args) overrides them. Every response's status is counted per class; done() prints
+-- one machine-readable line that tests/bench/run.py parses:
+--   BENCH_STATUS total=N ok=N non2xx=N first_bad=STATUS
+-- (wrk's own "Non-2xx or 3xx responses" only counts statuses >= 400.)
+
+wrk.method = "POST"
+wrk.body = os.getenv("BENCH_BODY") or '{"status":"ACTUAL","data":{}}'
+wrk.headers["Content-Type"] = "application/json"
+local auth = os.getenv("BENCH_AUTHORIZATION")
+if auth and auth ~= "" then
+  wrk.headers["Authorization"] = auth
+end
+
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  if args[1] and args[1] ~= "" then
+    wrk.body = args[1]
+  end
+  if args[2] and args[2] ~= "" then
+    wrk.headers["Authorization"] = args[2]
+  end
+  total = 0
+  ok = 0
+  first_bad = 0
+end
+
+function response(status, headers, body)
+  total = total + 1
+  if status >= 200 and status < 300 then
+    ok = ok + 1
+  elseif first_bad == 0 then
+    first_bad = status
+  end
+end
+
+function done(summary, latency, requests)
+  local t, good, bad = 0, 0, 0
+  for _, thread in ipairs(threads) do
+    t = t + thread:get("total")
+    good = good + thread:get("ok")
+    if bad == 0 then
+      bad = thread:get("first_bad")
+    end
+  end
+  io.write(string.format("BENCH_STATUS total=%d ok=%d non2xx=%d first_bad=%d\n", t, good, t - good, bad))
+end

@@ -1,0 +1,45 @@
+"""Ids, effect ids, publish keys and templates."""
+
+from __future__ import annotations
+
+from app.domain.ids import effect_id, new_id
+from app.domain.publish import state_key
+from app.domain.workflow import action_effect_id, mode_matches, render_template
+
+
+def test_new_ids_are_prefixed_and_sort_by_time() -> None:
+    first = new_id("evt", now_ms=1_000)
+    later = new_id("evt", now_ms=2_000)
+    assert first.startswith("evt_") and len(first) == 30
+    assert first < later
+
+
+def test_effect_ids_are_deterministic_per_event_workflow_action_and_decision() -> None:
+    assert action_effect_id("evt_1", "wfl_1", 0, "NOTIFY") == action_effect_id("evt_1", "wfl_1", 0, "NOTIFY")
+    variants = {
+        action_effect_id("evt_1", "wfl_1", 0, "NOTIFY"),
+        action_effect_id("evt_2", "wfl_1", 0, "NOTIFY"),
+        action_effect_id("evt_1", "wfl_2", 0, "NOTIFY"),
+        action_effect_id("evt_1", "wfl_1", 1, "NOTIFY"),
+        action_effect_id("evt_1", "wfl_1", 0, "RESOLVE"),
+    }
+    assert len(variants) == 5
+    # Parts are separated, so shifting characters between parts changes the id.
+    assert effect_id("x", "ab", "c") != effect_id("x", "a", "bc")
+
+
+def test_publish_key_separates_status_so_drills_never_share_actual_state() -> None:
+    assert state_key("org", "tp", "ACTUAL", "site-1") != state_key("org", "tp", "DRILL", "site-1")
+
+
+def test_mode_rule_runs_workflows_only_for_their_own_status() -> None:
+    for mode in ("ACTUAL", "DRILL", "TEST"):
+        for status in ("ACTUAL", "DRILL", "TEST"):
+            assert mode_matches(mode, status) is (mode == status)
+    assert not mode_matches("BOGUS", "BOGUS")
+
+
+def test_templates_fill_known_names_and_keep_unknown_ones() -> None:
+    context = {"event": {"name": "M6"}, "data": {"site": {"id": "s1"}}, "decision": "NOTIFY"}
+    assert render_template("{event.name} at {data.site.id} ({decision})", context) == "M6 at s1 (NOTIFY)"
+    assert render_template("{data.missing} {nope}", context) == "{data.missing} {nope}"
