@@ -26,6 +26,9 @@ app = faust.App(
     producer_acks=-1,
     producer_linger=settings.producer_linger_ms / 1000.0,
     broker_commit_interval=1.0,
+    # A killed worker's partitions move to a survivor after this long, not Kafka's 45-60 s.
+    broker_session_timeout=10.0,
+    broker_heartbeat_interval=2.0,
     web_enabled=False,
     autodiscover=False,
 )

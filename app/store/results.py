@@ -43,8 +43,10 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
     """
     ids = [a["effect_id"] for a in actions]
     seen = set((await session.scalars(select(IncidentEvent.id).where(IncidentEvent.id.in_(ids)))).all())
+    open_by_event = await _open_incidents(session, actions)
     created = updated = duplicates = 0
-    open_by_event: dict[tuple[str, str], str] = {}
+    incidents: list[Incident] = []
+    entries: list[IncidentEvent] = []
     for action in actions:
         eff = action["effect_id"]
         if eff in seen:
@@ -52,78 +54,64 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
             continue
         seen.add(eff)
         when = _ts(action["accepted_ms"])
-        incident_id = await _open_incident_for(session, action, open_by_event)
-        if incident_id is not None:
-            session.add(
-                IncidentEvent(
-                    id=eff,
-                    incident_id=incident_id,
-                    kind="UPDATED",
-                    message=action["title"],
+        publisher_id = action.get("publisher_event_id")
+        incident_id = open_by_event.get((action["workflow_id"], publisher_id)) if publisher_id else None
+        kind = "UPDATED"
+        if incident_id is None:
+            kind = "CREATED"
+            incident_id = "inc_" + eff.partition("_")[2]
+            incidents.append(
+                Incident(
+                    id=incident_id,
+                    organization_id=action["organization_id"],
+                    title=action["title"],
+                    status="OPEN",
+                    operation_book_id=action["operation_book_id"],
+                    workflow_id=action["workflow_id"],
+                    topic_id=action["topic_id"],
+                    partition_key=action.get("partition_key"),
+                    event_id=publisher_id,
                     server_event_id=action["event_id"],
+                    mode=action["mode"],
+                    member_user_ids=action.get("member_user_ids", []),
+                    member_group_ids=action.get("member_group_ids", []),
                     created_at=when,
+                    resolved_at=None,
                 )
             )
+            if publisher_id:
+                open_by_event[(action["workflow_id"], publisher_id)] = incident_id
+            created += 1
+        else:
             updated += 1
-            continue
-        incident_id = "inc_" + eff.partition("_")[2]
-        session.add(
-            Incident(
-                id=incident_id,
-                organization_id=action["organization_id"],
-                title=action["title"],
-                status="OPEN",
-                operation_book_id=action["operation_book_id"],
-                workflow_id=action["workflow_id"],
-                topic_id=action["topic_id"],
-                partition_key=action.get("partition_key"),
-                event_id=action.get("publisher_event_id"),
-                server_event_id=action["event_id"],
-                mode=action["mode"],
-                member_user_ids=action.get("member_user_ids", []),
-                member_group_ids=action.get("member_group_ids", []),
-                created_at=when,
-                resolved_at=None,
-            )
-        )
-        await session.flush()
-        session.add(
+        entries.append(
             IncidentEvent(
                 id=eff,
                 incident_id=incident_id,
-                kind="CREATED",
+                kind=kind,
                 message=action["title"],
                 server_event_id=action["event_id"],
                 created_at=when,
             )
         )
-        if action.get("publisher_event_id"):
-            open_by_event[(action["workflow_id"], action["publisher_event_id"])] = incident_id
-        created += 1
+    session.add_all(incidents)
+    await session.flush()
+    session.add_all(entries)
     await session.flush()
     return SinkOutcome(created=created, updated=updated, duplicates=duplicates)
 
 
-async def _open_incident_for(
-    session: AsyncSession, action: dict[str, Any], batch: dict[tuple[str, str], str]
-) -> str | None:
-    """BYPASS: an open incident of the same workflow with the same publisher event.id."""
-    publisher_id = action.get("publisher_event_id")
-    if not publisher_id:
-        return None
-    key = (action["workflow_id"], publisher_id)
-    if key in batch:
-        return batch[key]
-    found = (
-        await session.scalars(
-            select(Incident.id).where(
-                Incident.workflow_id == action["workflow_id"],
-                Incident.event_id == publisher_id,
-                Incident.status != "RESOLVED",
-            )
+async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """BYPASS: open incidents by (workflow, publisher ``event.id``), in one query per batch."""
+    publisher_ids = {a["publisher_event_id"] for a in actions if a.get("publisher_event_id")}
+    if not publisher_ids:
+        return {}
+    rows = await session.execute(
+        select(Incident.id, Incident.workflow_id, Incident.event_id).where(
+            Incident.event_id.in_(publisher_ids), Incident.status != "RESOLVED"
         )
-    ).first()
-    return found
+    )
+    return {(workflow_id, event_id): incident_id for incident_id, workflow_id, event_id in rows}
 
 
 async def record_trace_steps(session: AsyncSession, steps: Sequence[dict[str, Any]]) -> None:

@@ -40,8 +40,12 @@ def _expired_token(stack: Stack) -> str:
             async with sessionmaker(engine).begin() as session:
                 account = await accounts.create_account(session, stack.org, kind="service_account", name="old")
                 await accounts.bind(
-                    session, stack.org, "service_account", account.id,
-                    f"crn:tocsin:organizations:{stack.org}", "owner",
+                    session,
+                    stack.org,
+                    "service_account",
+                    account.id,
+                    f"crn:tocsin:organizations:{stack.org}",
+                    "owner",
                 )
                 _row, plain = await accounts.issue_token(
                     session, account, expires_at=datetime.now(UTC) - timedelta(minutes=1)
@@ -136,15 +140,24 @@ INVALID: list[tuple[str, Any, str]] = [
     ("empty event.id", {**GOOD, "event": {"id": ""}}, "event.id"),
     ("event.name not a string", {**GOOD, "event": {"name": 5}}, "event.name"),
     ("idempotency_key too long", {**GOOD, "attributes": {"idempotency_key": "k" * 300}}, "attributes.idempotency_key"),
-    ("target orgs not a list", {**GOOD, "attributes": {"target_organization_ids": "org"}},
-     "attributes.target_organization_ids"),
+    (
+        "target orgs not a list",
+        {**GOOD, "attributes": {"target_organization_ids": "org"}},
+        "attributes.target_organization_ids",
+    ),
     ("metric not a number", {**GOOD, "event_control": {"metrics": {"pga": "high"}}}, "event_control.metrics.pga"),
     ("areas not strings", {**GOOD, "event_control": {"areas": [1, 2]}}, "event_control.areas.0"),
     ("empty partition_key", {**GOOD, "event_control": {"partition_key": ""}}, "event_control.partition_key"),
-    ("sound volume above 1", {**GOOD, "notification": {"alert": {"options": {"notification": {
-        "sound": {"volume": 1.5}}}}}}, "notification.alert.options.notification.sound"),
-    ("negative time_to_live", {**GOOD, "notification": {"alert": {"options": {"time_to_live": -1}}}},
-     "notification.alert.options.time_to_live"),
+    (
+        "sound volume above 1",
+        {**GOOD, "notification": {"alert": {"options": {"notification": {"sound": {"volume": 1.5}}}}}},
+        "notification.alert.options.notification.sound",
+    ),
+    (
+        "negative time_to_live",
+        {**GOOD, "notification": {"alert": {"options": {"time_to_live": -1}}}},
+        "notification.alert.options.time_to_live",
+    ),
 ]
 
 

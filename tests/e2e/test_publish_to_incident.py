@@ -75,7 +75,8 @@ def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack]
         def trace() -> dict[str, Any] | None:
             r = client.get(f"/events/{event_id}")
             body: dict[str, Any] = r.json()
-            return body if r.status_code == 200 and any(s["step"].startswith("action:") for s in body["steps"]) else None
+            done = r.status_code == 200 and any(s["step"].startswith("action:") for s in body["steps"])
+            return body if done else None
 
         steps = {s["step"]: s for s in wait_for(trace, 30, "the event trace")["steps"]}
         assert steps["control"]["decision"] == "NOTIFY"
@@ -121,7 +122,8 @@ def test_publish_answers_503_while_broker_is_down_and_recovers(tmp_path: Path) -
             broker.start()
             recovered = wait_for(
                 lambda: client.post("/workflow_topics/k/publish", json=body, timeout=10).status_code == 202,
-                60, "publishes to succeed again after the broker is back",
+                60,
+                "publishes to succeed again after the broker is back",
             )
             assert recovered
             assert stack.api is not None and stack.api.poll() is None, "the API must not have restarted"
@@ -163,8 +165,13 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
     publisher = threading.Thread(target=publish_all)
     publisher.start()
     with stack.client() as client:
-        # Kill while the worker is busy: some incidents stored, publishes still arriving.
-        wait_for(lambda: len(all_incidents(client)) >= 150, 120, "the worker to store some incidents")
+        # Kill the moment the sink has stored a batch (its log line is written after the
+        # database commit): the batch's offsets are acknowledged but, with a 1 s commit
+        # interval, almost certainly not yet committed, while publishes keep arriving.
+        log = stack.worker_logs[0]
+        wait_for(lambda: _sink_totals(log)[0] >= 100, 120, "the worker to store some incidents", interval=0.05)
+        stored = _sink_totals(log)[0]
+        wait_for(lambda: _sink_totals(log)[0] > stored, 60, "the next stored batch", interval=0.005)
         stack.kill_worker()
         killed_at = len(sent)
         stack.start_worker()
@@ -173,9 +180,11 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
         assert failures == [], failures[:5]
         assert killed_at < total, "the publisher finished before the kill; the kill was not mid-stream"
 
-        incidents = wait_for(
-            lambda: (found := all_incidents(client)) if len(found) >= total else None, 180, f"{total} incidents"
-        )
+        def complete() -> list[dict[str, Any]] | None:
+            found = all_incidents(client)
+            return found if len(found) >= total else None
+
+        incidents = wait_for(complete, 180, f"{total} incidents")
         assert len(incidents) == total
         assert len({i["id"] for i in incidents}) == total
         assert sorted(i["event_id"] for i in incidents) == sorted(f"ev-{i}" for i in range(total))

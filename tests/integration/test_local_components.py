@@ -29,9 +29,7 @@ async def _roundtrip(bootstrap: str, topic: str) -> tuple[int, bytes, bytes]:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics(
-            [NewTopic(topic, num_partitions=2, replication_factor=1)]
-        )
+        await admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
         described = await admin.describe_topics([topic])
         partitions = len(described[0]["partitions"])
     finally:
@@ -78,9 +76,7 @@ def test_local_kafka_starts_produces_consumes_and_stops(tmp_path: Path) -> None:
         bootstrap = kafka.start()
         assert bootstrap == kafka.bootstrap == f"127.0.0.1:{kafka.port}"
         assert kafka.is_running()
-        partitions, key, value = asyncio.run(
-            _roundtrip(bootstrap, "tocsin.test.roundtrip")
-        )
+        partitions, key, value = asyncio.run(_roundtrip(bootstrap, "tocsin.test.roundtrip"))
         assert (partitions, key, value) == (2, b"k1", b"hello")
         kafka.stop()
         assert _port_closed("127.0.0.1", kafka.port)

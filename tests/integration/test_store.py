@@ -67,9 +67,17 @@ async def test_revoked_and_expired_tokens_do_not_resolve(engine: AsyncEngine) ->
 
 def _action(effect: str, event: str, publisher_id: str | None) -> dict[str, object]:
     return {
-        "effect_id": effect, "event_id": event, "organization_id": "org_1", "topic_id": "wtp_1",
-        "workflow_id": "wfl_1", "operation_book_id": "obk_1", "title": "t", "mode": "ACTUAL",
-        "decision": "NOTIFY", "accepted_ms": 1_700_000_000_000, "publisher_event_id": publisher_id,
+        "effect_id": effect,
+        "event_id": event,
+        "organization_id": "org_1",
+        "topic_id": "wtp_1",
+        "workflow_id": "wfl_1",
+        "operation_book_id": "obk_1",
+        "title": "t",
+        "mode": "ACTUAL",
+        "decision": "NOTIFY",
+        "accepted_ms": 1_700_000_000_000,
+        "publisher_event_id": publisher_id,
     }
 
 

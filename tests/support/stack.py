@@ -78,13 +78,21 @@ class Stack:
         with open(log, "ab") as out:
             return subprocess.Popen(
                 [sys.executable, "-m", "app.cli", role],
-                cwd=ROOT, env=self._env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=ROOT,
+                env=self._env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def bootstrap(self) -> dict[str, str]:
         out = subprocess.run(
             [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Test org"],
-            cwd=ROOT, env=self._env, capture_output=True, check=True, timeout=120,
+            cwd=ROOT,
+            env=self._env,
+            capture_output=True,
+            check=True,
+            timeout=120,
         )
         self.credentials = json.loads(out.stdout.decode().strip().splitlines()[-1])
         return self.credentials

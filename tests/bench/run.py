@@ -1,0 +1,399 @@
+"""``make bench``: measure the running stack over HTTP keep-alive with wrk.
+
+Sections (``SECTIONS``) take the shared :class:`Bench`, which starts the broker and the stack
+on first use and stops them at the end, and return a dict of figures; ``--only NAME`` runs
+one. The run prints a table and one ``BENCH_JSON {...}`` line, saved to bench-results/latest.json.
+
+Section ``publish``: throughput and p50/p99 latency of ``POST .../workflow_topics/bench/publish``
+side by side, in the same run and with the same wrk settings, with a trivial FastAPI endpoint
+validating the same body on the same server settings (tests/bench/trivial_app.py), plus the
+CPU% of every process involved. Run: ``python -m tests.bench.run [--connections 32] [--duration 10]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from app.kafka_local import LocalKafka, free_port
+from tests.support.stack import ROOT, Stack, wait_for
+
+LUA = Path(__file__).with_name("publish.lua")
+RESULTS = ROOT / "bench-results" / "latest.json"
+BODY = (
+    '{"status":"ACTUAL","data":{"magnitude":5.5,"region":"kanto"},'
+    '"event":{"id":"bench","name":"bench event"},"event_control":{"partition_key":"site-1"}}'
+)
+TARGET, STRETCH = 0.7, 1.0
+NOTES = [
+    "the topic has no workflows, but the worker consumes every publish and records its trace on the same cores",
+    "broker, API, worker, trivial server and wrk share this machine's cores",
+]
+
+
+class BenchError(Exception):
+    """The benchmark cannot run or produced no valid figure."""
+
+
+def progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+class Bench:
+    """Settings plus the broker and the stack, started on first use and stopped by ``close``."""
+
+    def __init__(self, args: argparse.Namespace, work_dir: Path) -> None:
+        self.args = args
+        self.work_dir = work_dir
+        self.cleanup = contextlib.ExitStack()
+        self._kafka: LocalKafka | None = None
+        self._stack: Stack | None = None
+
+    def kafka(self) -> LocalKafka:
+        if self._kafka is None:
+            progress("starting the Kafka broker")
+            kafka = LocalKafka(self.work_dir / "kafka", progress=progress)
+            self.cleanup.callback(kafka.stop)
+            self.cleanup.callback(progress, "stopping the broker")
+            kafka.start()
+            self._kafka = kafka
+        return self._kafka
+
+    def stack(self) -> Stack:
+        if self._stack is None:
+            bootstrap = self.kafka().bootstrap
+            progress("starting the stack (bootstrap an organization, API, worker)")
+            stack = Stack(self.work_dir / "var", bootstrap)
+            self.cleanup.callback(stack.stop)
+            self.cleanup.callback(progress, "stopping the stack (API, worker)")
+            stack.start()
+            self._stack = stack
+        return self._stack
+
+    def log_tails(self) -> str:
+        stack = self._stack
+        if stack is None:
+            return ""
+        logs = [stack.var_dir / "api.log", *stack.worker_logs]
+        return "\n".join(f"--- {log.name}\n{Stack.tail(log, 20)}" for log in logs)
+
+
+def ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() != 0:
+        raise BenchError("wrk is not installed: apt-get install -y wrk (Debian package 'wrk')")
+    progress("wrk not found: installing the Debian package (apt-get install -y wrk)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "wrk"]
+    if subprocess.run(install, env=env, check=False).returncode != 0:
+        progress("apt-get install failed; running apt-get update, then installing again")
+        subprocess.run(["apt-get", "update", "-q"], env=env, check=True)
+        subprocess.run(install, env=env, check=True)
+    found = shutil.which("wrk")
+    if not found:
+        raise BenchError("wrk is still not on PATH after apt-get install")
+    return found
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of a process and its children (None if it is gone)."""
+    if pid is None:
+        return None
+    try:
+        proc = psutil.Process(pid)
+        total = 0.0
+        for p in [proc, *proc.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                times = p.cpu_times()
+                total += times.user + times.system
+        return total
+    except psutil.NoSuchProcess:
+        return None
+
+
+def machine_busy_seconds() -> float:
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def start_trivial(bench: Bench) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    log = bench.work_dir / "trivial.log"
+    progress(f"starting the trivial FastAPI endpoint on 127.0.0.1:{port} (uvloop, httptools, 1 worker)")
+    with open(log, "ab") as out:
+        cmd = [sys.executable, "-m", "tests.bench.trivial_app", "--port", str(port)]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    bench.cleanup.callback(stop_process, proc)
+    url = f"http://127.0.0.1:{port}/publish"
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise BenchError(f"the trivial server exited: {Stack.tail(log)}")
+        try:
+            return check_post(url, "") == 202
+        except httpx.HTTPError:
+            return False
+
+    wait_for(ready, 30, "the trivial server")
+    return proc, url
+
+
+def headers(authorization: str) -> dict[str, str]:
+    return {"Content-Type": "application/json", **({"Authorization": authorization} if authorization else {})}
+
+
+def check_post(url: str, authorization: str) -> int:
+    return httpx.post(url, content=BODY, headers=headers(authorization), timeout=10).status_code
+
+
+_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
+
+
+def parse_wrk(text: str) -> dict[str, Any]:
+    """Figures from wrk's ``--latency`` report and the Lua script's BENCH_STATUS line."""
+    out: dict[str, Any] = {}
+    if m := re.search(r"Requests/sec:\s+([\d.]+)", text):
+        out["rps"] = float(m.group(1))
+    if m := re.search(r"(\d+) requests in ([\d.]+)(\w+)", text):
+        out["requests"] = int(m.group(1))
+    for pct, value, unit in re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s|m|h)\s*$", text, re.MULTILINE):
+        out[f"p{pct}_ms"] = round(float(value) * _UNITS[unit], 3)
+    socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    out["socket_errors"] = sum(int(g) for g in socket.groups()) if socket else 0
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    out["wrk_non2xx"] = int(m.group(1)) if m else 0
+    if m := re.search(r"BENCH_STATUS total=(\d+) ok=(\d+) non2xx=(\d+) first_bad=(\d+)", text):
+        out["responses"], out["ok"], out["non2xx"], bad = (int(g) for g in m.groups())
+        out["first_bad_status"] = bad or None
+    else:
+        raise BenchError(f"wrk's output has no BENCH_STATUS line (is {LUA.name} in use?):\n{text}")
+    out["errors"] = max(out["non2xx"], out["wrk_non2xx"]) + out["socket_errors"]
+    return out
+
+
+Watch = dict[str, int | None]
+
+
+def run_wrk(bench: Bench, url: str, authorization: str, duration: float, watch: Watch) -> dict[str, Any]:
+    """One wrk process; CPU% of wrk and of every watched pid over its lifetime."""
+    args = bench.args
+    opts = f"-t {args.threads} -c {args.connections} -d {duration:g}s --latency --timeout 10s -s {LUA}"
+    cmd = [ensure_wrk(), *opts.split(), url]
+    env = {**os.environ, "BENCH_BODY": BODY, "BENCH_AUTHORIZATION": authorization}
+    before = {name: cpu_seconds(pid) for name, pid in watch.items()}
+    busy_before = machine_busy_seconds()
+    with tempfile.TemporaryFile() as out:
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            wrk_before = cpu_seconds(proc.pid) or 0.0
+            deadline = started + duration + 60
+            # wait for the exit without reaping, so the zombie's CPU times can still be read
+            while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+                if time.monotonic() > deadline:
+                    raise BenchError(f"wrk did not finish within {duration + 60:.0f}s")
+                time.sleep(0.02)
+            elapsed = time.monotonic() - started
+            wrk_after = cpu_seconds(proc.pid)
+            after = {name: cpu_seconds(pid) for name, pid in watch.items()}
+            busy_after = machine_busy_seconds()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise BenchError(f"wrk exited with {proc.returncode}:\n{text}")
+    figures = parse_wrk(text)
+
+    def pct(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else round((b - a) / elapsed * 100, 1)
+
+    cpu = {name: pct(before[name], after[name]) for name in watch}
+    cpu["wrk"] = pct(wrk_before, wrk_after)
+    cpu["machine"] = pct(busy_before, busy_after)
+    figures.update(cpu_pct=cpu, elapsed_s=round(elapsed, 2))
+    return figures
+
+
+def measure(bench: Bench, name: str, url: str, authorization: str, watch: Watch) -> dict[str, Any]:
+    args = bench.args
+    progress(f"{name}: warm-up {args.warmup:g}s ({args.connections} connections, {args.threads} thread)")
+    warm = run_wrk(bench, url, authorization, args.warmup, watch)
+    progress(f"{name}: measuring {args.duration:g}s")
+    figures = run_wrk(bench, url, authorization, args.duration, watch)
+    figures.update(warmup_errors=warm["errors"], valid=not figures["errors"] and bool(figures.get("rps")))
+    if figures["errors"]:
+        progress(f"{name}: {figures['errors']} errors (first non-2xx status: {figures['first_bad_status']})")
+    else:
+        progress(f"{name}: {figures['rps']:.0f} req/s, p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms")
+    return figures
+
+
+def section_publish(bench: Bench) -> dict[str, Any]:
+    ensure_wrk()
+    stack = bench.stack()
+    with stack.client() as client:
+        resp = client.post("workflow_topics", json={"key": "bench"})
+        if resp.status_code not in (200, 201):
+            raise BenchError(f"creating the workflow topic failed: {resp.status_code} {resp.text}")
+        authorization = f"Bearer {stack.credentials['access_token']}"
+        publish_url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/bench/publish"
+        resp = httpx.post(publish_url, content=BODY, timeout=30, headers=headers(authorization))
+        if resp.status_code != 202:
+            raise BenchError(f"the check publish answered {resp.status_code} {resp.text}")
+        event_id = resp.json()["id"]
+        progress("waiting for the worker to trace the check publish")
+        try:
+            wait_for(lambda: client.get(f"events/{event_id}").status_code == 200, 120, "the worker's trace")
+            worker_ready = True
+        except AssertionError as exc:
+            progress(f"warning: {exc}; measuring anyway")
+            worker_ready = False
+    assert stack.api is not None
+    watch: Watch = {"api": stack.api.pid, "worker": stack.workers[0].pid, "broker": bench.kafka().pid}
+    trivial_proc, trivial_url = start_trivial(bench)
+    trivial = measure(bench, "trivial", trivial_url, authorization, {"server": trivial_proc.pid, **watch})
+    progress("stopping the trivial server")
+    stop_process(trivial_proc)
+    publish = measure(bench, "publish", publish_url, authorization, {"server": stack.api.pid, **watch})
+    ratio = round(publish["rps"] / trivial["rps"], 3) if publish["valid"] and trivial["valid"] else None
+    errors = publish["errors"] + trivial["errors"]
+    fig = {"publish": publish, "trivial": trivial, "ratio": ratio, "target": TARGET, "stretch": STRETCH}
+    return {**fig, "worker_ready": worker_ready, "errors": errors, "notes": NOTES}
+
+
+def render_publish(fig: dict[str, Any]) -> list[str]:
+    pub, triv = fig["publish"], fig["trivial"]
+
+    def cell(run: dict[str, Any], key: str) -> str:
+        if not run["valid"] and key in ("rps", "p50_ms", "p99_ms"):
+            return "ERRORS"
+        value = run.get(key) if "." not in key else run["cpu_pct"].get(key.split(".", 1)[1])
+        return "-" if value is None else (f"{value:,.0f}" if key == "rps" else f"{value}")
+
+    rows = [
+        ("publishes/s (req/s)", "rps"),
+        ("p50 latency (ms)", "p50_ms"),
+        ("p99 latency (ms)", "p99_ms"),
+        ("requests", "requests"),
+        ("errors (non-2xx + socket)", "errors"),
+        ("CPU% server under test", "cpu.server"),
+        ("CPU% wrk (load generator)", "cpu.wrk"),
+        ("CPU% tocsin api (idle in trivial)", "cpu.api"),
+        ("CPU% tocsin worker", "cpu.worker"),
+        ("CPU% kafka broker", "cpu.broker"),
+        ("CPU% whole machine", "cpu.machine"),
+    ]
+    width = max(len(label) for label, _ in rows) + 2
+    lines = [f"{'':<{width}}{'publish':>12}{'trivial':>12}"]
+    lines += [f"{label:<{width}}{cell(pub, key):>12}{cell(triv, key):>12}" for label, key in rows]
+    cores = psutil.cpu_count() or 1
+    lines.append(f"(CPU% = CPU seconds / wall seconds x 100: up to {cores * 100}% on {cores} cores)")
+    if fig["ratio"] is None:
+        lines.append("ratio publish/trivial: n/a (a run had errors: see above)")
+    else:
+        r = fig["ratio"]
+        lines.append(
+            f"ratio publish/trivial: {r:.2f}  (target >= {TARGET}: {'met' if r >= TARGET else 'NOT met'};"
+            f" stretch >= {STRETCH}: {'met' if r >= STRETCH else 'not met'})"
+        )
+    lines += [f"note: {note}" for note in fig["notes"]]
+    return lines
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    run: Callable[[Bench], dict[str, Any]]
+    render: Callable[[dict[str, Any]], list[str]]
+
+
+SECTIONS = [Section("publish", section_publish, render_publish)]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="make bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured run (default 10)")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up before each run (default 2)")
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads (default 1)")
+    parser.add_argument("--only", choices=[s.name for s in SECTIONS], help="run only this section")
+    parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON result file (default {RESULTS})")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    sections = [s for s in SECTIONS if args.only in (None, s.name)]
+    work_dir = Path(tempfile.mkdtemp(prefix="tocsin-bench-"))
+    bench = Bench(args, work_dir)
+    results: dict[str, dict[str, Any]] = {}
+    failed = False
+    try:
+        for section in sections:
+            progress(f"section {section.name}")
+            results[section.name] = section.run(bench)
+    except BaseException:
+        failed = True
+        if tails := bench.log_tails():
+            print(tails, file=sys.stderr)
+        raise
+    finally:
+        bench.cleanup.close()
+        if args.keep or failed:
+            progress(f"kept {work_dir}")
+        else:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    report = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": psutil.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("output", "keep")},
+        "sections": results,
+    }
+    print()
+    for section in sections:
+        print(f"== {section.name} ==")
+        print("\n".join(section.render(results[section.name])))
+    print(f"BENCH_JSON {json.dumps(report, separators=(',', ':'))}", flush=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    progress(f"saved {args.output}")
+    if any(r.get("errors") for r in results.values()):
+        raise SystemExit("bench: some runs had errors; their throughput is not a valid figure")
+
+
+if __name__ == "__main__":
+    main()
