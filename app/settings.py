@@ -5,10 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-_PLACEHOLDER = "dev-only-change-me"
 
 
 class Settings(BaseSettings):
@@ -16,7 +14,6 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="TOCSIN_", extra="ignore")
 
-    dev_mode: bool = True
     var_dir: Path = Path("var")
     database_url: str = ""
     kafka_bootstrap: str = "127.0.0.1:9092"
@@ -26,9 +23,6 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     access_log: bool = True
-    auth_prefix: str = "/auth"
-    default_audience: str = "http://127.0.0.1:8080"
-    token_pepper: SecretStr = SecretStr(_PLACEHOLDER)
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     produce_timeout_seconds: float = Field(default=4.0, gt=0, le=30)
     producer_linger_ms: int = Field(default=2, ge=0, le=100)
@@ -36,14 +30,6 @@ class Settings(BaseSettings):
     config_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     sink_batch_size: int = Field(default=500, ge=1)
     sink_batch_seconds: float = Field(default=0.2, gt=0)
-
-    @model_validator(mode="after")
-    def _refuse_placeholder_secret(self) -> Settings:
-        if not self.dev_mode and self.token_pepper.get_secret_value() == _PLACEHOLDER:
-            raise ValueError(
-                "TOCSIN_TOKEN_PEPPER is the development placeholder; set a real secret or TOCSIN_DEV_MODE=true"
-            )
-        return self
 
     @property
     def effective_database_url(self) -> str:

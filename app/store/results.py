@@ -111,7 +111,7 @@ async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any
             Incident.event_id.in_(publisher_ids), Incident.status != "RESOLVED"
         )
     )
-    return {(workflow_id, event_id): incident_id for incident_id, workflow_id, event_id in rows}
+    return {(workflow_id, event_id or ""): incident_id for incident_id, workflow_id, event_id in rows}
 
 
 async def record_trace_steps(session: AsyncSession, steps: Sequence[dict[str, Any]]) -> None:

@@ -1,0 +1,43 @@
+# Tocsin — `make help` lists the targets. Every target installs what it needs.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help run test lint unit bench system-deps clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+system-deps: ## Install Java 17, Maven and PostgreSQL if missing (Debian, as root)
+	@scripts/system-deps.sh
+
+run: $(STAMP) system-deps ## Run broker, database, API and worker on the embedded defaults (Ctrl-C stops all)
+	$(BIN)/tocsin run
+
+lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+unit: $(STAMP) ## Only the fast tests that need no broker or database server
+	$(BIN)/python -m pytest -q tests/unit
+
+test: $(STAMP) system-deps lint ## Lint, then every test against real Kafka, SQLite and PostgreSQL
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP) ## Benchmarks: publish throughput and latency vs a trivial endpoint, same run
+	@scripts/system-deps.sh --bench
+	$(BIN)/tocsin bench
+
+clean: ## Remove the virtualenv and local state (var/)
+	rm -rf $(VENV) var bench-results
