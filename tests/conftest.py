@@ -48,3 +48,17 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path) -> Iterator[Callable[..., S
     yield make
     for stack in stacks:
         stack.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Nothing the tests started may outlive them: fail the run if a child process is left."""
+    import psutil
+
+    leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    _gone, alive = psutil.wait_procs(leftovers, timeout=10)
+    if alive:
+        names = ", ".join(f"{p.pid} {' '.join(p.cmdline()[:3])}" for p in alive)
+        for proc in alive:
+            proc.kill()
+        print(f"\nprocesses left running by the tests (now killed): {names}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
