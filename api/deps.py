@@ -12,9 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.state import ApiState
 from app.domain import iam
+from app.domain.principal import Principal
 from app.domain.tokens import is_well_formed, token_hash
 from app.errors import AuthenticationError, NotFound, PermissionDenied, Unavailable
-from app.store.accounts import Principal, lookup_token
+from app.store.accounts import lookup_token
 
 
 def get_state(request: Request) -> ApiState:
@@ -49,6 +50,7 @@ async def authenticate(state: ApiState, authorization: str | None) -> Principal:
     hashed = token_hash(token)
     principal = state.principals.get(hashed)
     if principal is not None:
+        state.used_tokens.add(principal.token_id)
         return principal
     try:
         async with state.sessions() as session:
@@ -60,6 +62,7 @@ async def authenticate(state: ApiState, authorization: str | None) -> Principal:
     if found.principal is None:
         raise AuthenticationError("AUT-003", "unknown or revoked access token")
     state.principals.put(hashed, found.principal.organization_id, found.principal)
+    state.used_tokens.add(found.principal.token_id)
     return found.principal
 
 
@@ -74,28 +77,26 @@ def authorize(principal: Principal, org_id: str, permission: str, resource: str)
     """403 without the permission; 404 for another organization (never reveal it exists)."""
     if principal.organization_id != org_id:
         raise NotFound("not found")
-    if iam.evaluate(principal.bindings, iam.SYSTEM_ROLES, permission, resource) is None:
+    if not principal.can(permission, resource):
         raise PermissionDenied(f"missing permission {permission}", details={"permission": permission})
 
 
-def require(
-    permission: str, resource_type: str | None = None, id_param: str | None = None
-) -> Callable[..., Coroutine[Any, Any, Principal]]:
-    """A dependency that authenticates and checks ``permission`` on the path's resource name.
+def require(permission: str, resource: str | None = None) -> Callable[..., Coroutine[Any, Any, Principal]]:
+    """A dependency that authenticates and checks ``permission`` on a resource name.
 
-    List and create check the organization's name (or the collection); reads and changes
-    check ``crn:…:<resource_type>/<id>``.
+    ``resource`` is a template inside the organization filled from the path, e.g.
+    ``"workflow_topics/{topic}"``; without it (list, create) the organization's own name.
     """
 
     async def dependency(request: Request, state: StateDep) -> Principal:
         principal = await authenticate(state, request.headers.get("authorization"))
         org_id = request.path_params.get("org_id", "")
-        res_id = request.path_params.get(id_param) if id_param else None
-        resource = iam.resource_name(org_id, resource_type, res_id) if resource_type else iam.organization_name(org_id)
-        authorize(principal, org_id, permission, resource)
+        name = iam.organization_name(org_id)
+        if resource is not None:
+            name = f"{name}:{resource.format(**request.path_params)}"
+        authorize(principal, org_id, permission, name)
         return principal
 
-    dependency.__tocsin_permission__ = permission  # type: ignore[attr-defined]  # read by the OpenAPI check
     return dependency
 
 

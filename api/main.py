@@ -12,8 +12,20 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
-from api.routes import health, incidents, operation_books, publish, topics, workflows
-from api.state import ApiState
+from api.routes import (
+    accounts,
+    bindings,
+    groups,
+    health,
+    incidents,
+    operation_books,
+    organization,
+    publish,
+    roles,
+    topics,
+    workflows,
+)
+from api.state import ApiState, record_token_use
 from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.settings import Settings, get_settings
@@ -85,7 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
         )
-        state.tasks.append(asyncio.create_task(_follow(state)))
+        state.tasks += [asyncio.create_task(_follow(state)), asyncio.create_task(record_token_use(state))]
         app.state.tocsin = state
         try:
             yield
@@ -98,7 +110,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)
     errors.install(app)
-    for module in (health, topics, publish, operation_books, workflows, incidents):
-        app.include_router(module.router)
+    for router in (
+        health.router,
+        organization.router,
+        accounts.service_accounts,
+        accounts.users,
+        accounts.short,
+        groups.router,
+        roles.router,
+        bindings.router,
+        topics.router,
+        publish.router,
+        operation_books.router,
+        workflows.router,
+        incidents.router,
+    ):
+        app.include_router(router)
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from aiokafka import AIOKafkaProducer
+from sqlalchemy import update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config_cache import TTLCache, announce_change
+from app.domain.principal import Principal
 from app.settings import Settings
-from app.store.accounts import Principal
+from app.store.models import AccessToken
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,7 @@ class ApiState:
     principals: TTLCache[str, Principal]
     topics: TTLCache[tuple[str, str], TopicRef]
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    used_tokens: set[str] = field(default_factory=set)
 
     def invalidate(self, org_id: str) -> None:
         self.topics.invalidate_org(org_id)
@@ -45,3 +50,19 @@ class ApiState:
             await announce_change(self.producer, self.settings, org_id, what)
         except Exception as exc:  # noqa: BLE001 - the TTL still bounds staleness
             log.warning("could not announce config change of %s (%s): %s", org_id, what, exc)
+
+
+async def record_token_use(state: ApiState, every: float = 2.0) -> None:
+    """Write ``last_used_at`` for the tokens used since the last round, in one statement."""
+    while True:
+        await asyncio.sleep(every)
+        if not state.used_tokens:
+            continue
+        used, state.used_tokens = state.used_tokens, set()
+        try:
+            async with state.sessions.begin() as session:
+                await session.execute(
+                    update(AccessToken).where(AccessToken.id.in_(used)).values(last_used_at=datetime.now(UTC))
+                )
+        except SQLAlchemyError as exc:
+            log.warning("could not record last_used_at of %d tokens: %s", len(used), exc)

@@ -1,21 +1,35 @@
-"""Incidents created by workflows, and event traces."""
+"""Incidents created by workflows, their timeline and form answers, and event traces.
+
+Without ``organization.incident:fullaccess`` a caller sees only incidents it is a member of
+(the operation book's members, or an incident binding naming it or one of its groups), and
+only its own form answers.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, permission_extra, require
 from api.pages import Page, page
 from app.domain import iam
+from app.domain.ids import new_id
+from app.domain.principal import Principal
 from app.errors import NotFound
-from app.store.accounts import Principal
-from app.store.models import Incident
+from app.store.accounts import utcnow
+from app.store.models import FormAnswer, Incident, IncidentEvent
 from app.store.results import event_trace
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["incidents"])
+FULL = "organization.incident:fullaccess"
+ONE = "incidents/{incident_id}"
+
+
+def iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
 def incident_out(inc: Incident) -> dict[str, Any]:
@@ -32,27 +46,32 @@ def incident_out(inc: Incident) -> dict[str, Any]:
         "mode": inc.mode,
         "member_user_ids": inc.member_user_ids,
         "member_group_ids": inc.member_group_ids,
-        "created_at": inc.created_at.isoformat(),
-        "resolved_at": inc.resolved_at.isoformat() if inc.resolved_at else None,
+        "created_at": iso(inc.created_at),
+        "acknowledged_at": iso(inc.acknowledged_at),
+        "resolved_at": iso(inc.resolved_at),
     }
 
 
+def _full(principal: Principal, inc: Incident) -> bool:
+    return principal.can(FULL, iam.resource_name(inc.organization_id, "incidents", inc.id))
+
+
 def _sees(principal: Principal, inc: Incident) -> bool:
-    """Without ``incident:fullaccess`` a caller sees only incidents it is a member of."""
-    full = iam.evaluate(
-        principal.bindings,
-        iam.SYSTEM_ROLES,
-        "organization.incident:fullaccess",
-        iam.resource_name(inc.organization_id, "incidents", inc.id),
-    )
-    return full is not None or principal.account_id in inc.member_user_ids
+    return _full(principal, inc) or principal.sees_incident(inc.id, inc.member_user_ids, inc.member_group_ids)
+
+
+async def visible_incident(session: SessionDep, principal: Principal, org_id: str, incident_id: str) -> Incident:
+    inc = await session.get(Incident, incident_id)
+    if inc is None or inc.organization_id != org_id or not _sees(principal, inc):
+        raise NotFound("incident not found")
+    return inc
 
 
 @router.get("/incidents", openapi_extra=permission_extra("organization.incident:list"))
 async def list_incidents(
     org_id: str,
     session: SessionDep,
-    principal: Annotated[Principal, Depends(require("organization.incident:list"))],
+    principal: Annotated[Principal, Depends(require("organization.incident:list", "incidents"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
 ) -> Page:
@@ -69,12 +88,147 @@ async def get_incident(
     org_id: str,
     incident_id: str,
     session: SessionDep,
-    principal: Annotated[Principal, Depends(require("organization.incident:get", "incidents", "incident_id"))],
+    principal: Annotated[Principal, Depends(require("organization.incident:get", ONE))],
 ) -> dict[str, Any]:
-    inc = await session.get(Incident, incident_id)
-    if inc is None or inc.organization_id != org_id or not _sees(principal, inc):
-        raise NotFound("incident not found")
+    return incident_out(await visible_incident(session, principal, org_id, incident_id))
+
+
+class IncidentPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    status: Literal["OPEN", "ACKNOWLEDGED", "RESOLVED"]
+
+
+@router.patch("/incidents/{incident_id}", openapi_extra=permission_extra("organization.incident:update"))
+async def update_incident(
+    org_id: str,
+    incident_id: str,
+    body: IncidentPatch,
+    session: SessionDep,
+    principal: Annotated[Principal, Depends(require("organization.incident:update", ONE))],
+) -> dict[str, Any]:
+    inc = await visible_incident(session, principal, org_id, incident_id)
+    if body.status != inc.status:
+        now = utcnow()
+        inc.status = body.status
+        if body.status == "ACKNOWLEDGED":
+            inc.acknowledged_at = now
+        inc.resolved_at = now if body.status == "RESOLVED" else None
+        session.add(
+            IncidentEvent(
+                id=new_id("iev"),
+                incident_id=inc.id,
+                kind=body.status,
+                message=f"status {body.status}",
+                author_id=principal.account_id,
+                created_at=now,
+            )
+        )
+        await session.commit()
     return incident_out(inc)
+
+
+class NoteIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(min_length=1, max_length=10000)
+
+
+def timeline_out(entry: IncidentEvent) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "kind": entry.kind,
+        "message": entry.message,
+        "author_id": entry.author_id,
+        "event_id": entry.server_event_id,
+        "created_at": iso(entry.created_at),
+    }
+
+
+@router.get("/incidents/{incident_id}/events", openapi_extra=permission_extra("organization.incident:get"))
+async def get_timeline(
+    org_id: str,
+    incident_id: str,
+    session: SessionDep,
+    principal: Annotated[Principal, Depends(require("organization.incident:get", ONE + "/events"))],
+) -> Page:
+    await visible_incident(session, principal, org_id, incident_id)
+    rows = await session.scalars(
+        select(IncidentEvent).where(IncidentEvent.incident_id == incident_id).order_by(IncidentEvent.created_at)
+    )
+    return page([timeline_out(e) for e in rows.all()], None)
+
+
+@router.post(
+    "/incidents/{incident_id}/events", status_code=201, openapi_extra=permission_extra("organization.incident:update")
+)
+async def add_note(
+    org_id: str,
+    incident_id: str,
+    body: NoteIn,
+    session: SessionDep,
+    principal: Annotated[Principal, Depends(require("organization.incident:update", ONE + "/events"))],
+) -> dict[str, Any]:
+    await visible_incident(session, principal, org_id, incident_id)
+    entry = IncidentEvent(
+        id=new_id("iev"),
+        incident_id=incident_id,
+        kind="NOTE",
+        message=body.message,
+        author_id=principal.account_id,
+        created_at=utcnow(),
+    )
+    session.add(entry)
+    await session.commit()
+    return timeline_out(entry)
+
+
+class AnswersIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answers: dict[str, Any] = Field(max_length=200)
+
+
+def answer_out(row: FormAnswer) -> dict[str, Any]:
+    return {"id": row.id, "account_id": row.account_id, "answers": row.answers, "created_at": iso(row.created_at)}
+
+
+@router.get("/incidents/{incident_id}/form_answers", openapi_extra=permission_extra("organization.incident:get"))
+async def get_answers(
+    org_id: str,
+    incident_id: str,
+    session: SessionDep,
+    principal: Annotated[Principal, Depends(require("organization.incident:get", ONE + "/form_answers"))],
+) -> Page:
+    inc = await visible_incident(session, principal, org_id, incident_id)
+    query = select(FormAnswer).where(FormAnswer.incident_id == incident_id)
+    if not _full(principal, inc):
+        query = query.where(FormAnswer.account_id == principal.account_id)
+    rows = await session.scalars(query.order_by(FormAnswer.id))
+    return page([answer_out(a) for a in rows.all()], None)
+
+
+@router.post(
+    "/incidents/{incident_id}/form_answers",
+    status_code=201,
+    openapi_extra=permission_extra("organization.incident:update"),
+)
+async def post_answers(
+    org_id: str,
+    incident_id: str,
+    body: AnswersIn,
+    session: SessionDep,
+    principal: Annotated[Principal, Depends(require("organization.incident:update", ONE + "/form_answers"))],
+) -> dict[str, Any]:
+    await visible_incident(session, principal, org_id, incident_id)
+    row = FormAnswer(
+        id=new_id("fan"),
+        organization_id=org_id,
+        incident_id=incident_id,
+        account_id=principal.account_id,
+        answers=body.answers,
+        created_at=utcnow(),
+    )
+    session.add(row)
+    await session.commit()
+    return answer_out(row)
 
 
 @router.get("/events/{event_id}", openapi_extra=permission_extra("organization.event:get"))
@@ -82,7 +236,7 @@ async def get_event_trace(
     org_id: str,
     event_id: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.event:get", "events", "event_id"))],
+    _p: Annotated[Principal, Depends(require("organization.event:get", "events/{event_id}"))],
 ) -> dict[str, Any]:
     steps = await event_trace(session, org_id, event_id)
     if not steps:
@@ -90,6 +244,6 @@ async def get_event_trace(
     return {
         "id": event_id,
         "organization_id": org_id,
-        "accepted_at": steps[0].recorded_at.isoformat(),
+        "accepted_at": iso(steps[0].recorded_at),
         "steps": [{"step": s.step, **s.detail} for s in steps],
     }

@@ -11,8 +11,9 @@ from sqlalchemy import select
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
 from app.domain.ids import new_id
+from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
-from app.store.accounts import Principal, utcnow
+from app.store.accounts import utcnow
 from app.store.models import OperationBook, Workflow
 from app.store.workflows import find_in_org, list_in_org
 
@@ -78,7 +79,7 @@ async def get_book(
     org_id: str,
     book_id: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.operation_book:get", "operation_books", "book_id"))],
+    _p: Annotated[Principal, Depends(require("organization.operation_book:get", "operation_books/{book_id}"))],
 ) -> dict[str, Any]:
     return book_out(await _get(session, org_id, book_id))
 
@@ -89,7 +90,7 @@ async def delete_book(
     book_id: str,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.operation_book:delete", "operation_books", "book_id"))],
+    _p: Annotated[Principal, Depends(require("organization.operation_book:delete", "operation_books/{book_id}"))],
 ) -> None:
     book = await _get(session, org_id, book_id)
     for wf in (await session.scalars(select(Workflow).where(Workflow.organization_id == org_id))).all():

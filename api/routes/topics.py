@@ -12,8 +12,9 @@ from sqlalchemy.exc import IntegrityError
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
 from app.domain.ids import new_id
+from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
-from app.store.accounts import Principal, utcnow
+from app.store.accounts import utcnow
 from app.store.models import Workflow, WorkflowTopic
 from app.store.workflows import find_topic, list_in_org
 
@@ -136,7 +137,7 @@ async def get_topic(
     org_id: str,
     topic: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics", "topic"))],
+    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics/{topic}"))],
 ) -> dict[str, Any]:
     return topic_out(await _get(session, org_id, topic))
 
@@ -147,7 +148,7 @@ async def delete_topic(
     topic: str,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics", "topic"))],
+    _p: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics/{topic}"))],
 ) -> None:
     row = await _get(session, org_id, topic)
     used = (await session.scalars(select(Workflow.id).where(Workflow.topic_id == row.id).limit(1))).first()

@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
 from app.domain.ids import new_id
+from app.domain.principal import Principal
 from app.domain.workflow import Action, RunOperationBook
 from app.errors import InvalidInput, NotFound
-from app.store.accounts import Principal, utcnow
+from app.store.accounts import utcnow
 from app.store.models import OperationBook, Workflow
 from app.store.workflows import find_in_org, find_topic, list_in_org
 
@@ -110,7 +111,7 @@ async def get_workflow(
     org_id: str,
     workflow_id: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow:get", "workflows", "workflow_id"))],
+    _p: Annotated[Principal, Depends(require("organization.workflow:get", "workflows/{workflow_id}"))],
 ) -> dict[str, Any]:
     wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
     if wf is None:
@@ -124,7 +125,7 @@ async def delete_workflow(
     workflow_id: str,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow:delete", "workflows", "workflow_id"))],
+    _p: Annotated[Principal, Depends(require("organization.workflow:delete", "workflows/{workflow_id}"))],
 ) -> None:
     wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
     if wf is None:

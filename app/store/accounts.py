@@ -10,24 +10,21 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain import iam
 from app.domain.ids import new_id
+from app.domain.principal import Principal
 from app.domain.tokens import generate_token, token_hash
-from app.store.models import AccessToken, Account, Organization, RoleBinding
+from app.store.models import (
+    AccessToken,
+    Account,
+    CustomRole,
+    GroupMember,
+    IncidentMember,
+    Organization,
+    RoleBinding,
+)
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """An authenticated caller, with everything the IAM decision needs."""
-
-    account_id: str
-    organization_id: str
-    kind: str
-    platform_owner: bool
-    token_id: str
-    bindings: tuple[iam.Binding, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,20 +123,66 @@ async def lookup_token(session: AsyncSession, hashed: str, now: datetime) -> Tok
         return TokenLookup(principal=None, expired=False)
     if token.expires_at is not None and _aware(token.expires_at) <= now:
         return TokenLookup(principal=None, expired=True)
-    bindings = (
-        await session.scalars(
-            select(RoleBinding).where(RoleBinding.subject_kind == account.kind, RoleBinding.subject_id == account.id)
+    principal = await load_principal(session, account, token.id)
+    return TokenLookup(principal=principal, expired=False)
+
+
+def custom_role(row: CustomRole) -> iam.Role:
+    return iam.Role(
+        id=row.id,
+        name=row.name,
+        description=row.description,
+        permissions=tuple(str(p["permission_id"]) for p in row.policies),
+    )
+
+
+async def org_roles(session: AsyncSession, org_id: str) -> dict[str, iam.Role]:
+    """System roles and the organization's custom roles, by id."""
+    roles = dict(iam.SYSTEM_ROLES)
+    for row in (await session.scalars(select(CustomRole).where(CustomRole.organization_id == org_id))).all():
+        roles[row.id] = custom_role(row)
+    return roles
+
+
+async def load_principal(session: AsyncSession, account: Account, token_id: str) -> Principal:
+    """Everything that grants the account something: its bindings, its groups' bindings,
+    and its incident memberships (as bindings on that incident and its sub-resources)."""
+    group_ids: frozenset[str] = frozenset()
+    subjects = [(account.kind, account.id)]
+    if account.kind == "user_account":
+        group_ids = frozenset(
+            (await session.scalars(select(GroupMember.group_id).where(GroupMember.user_id == account.id))).all()
         )
-    ).all()
-    principal = Principal(
+        subjects += [("group", g) for g in group_ids]
+    bindings: list[iam.Binding] = []
+    incident_ids: set[str] = set()
+    for kind, subject_id in subjects:
+        rows = await session.scalars(
+            select(RoleBinding).where(RoleBinding.subject_kind == kind, RoleBinding.subject_id == subject_id)
+        )
+        bindings += [iam.Binding(resource=b.resource, role_id=b.role_id) for b in rows.all()]
+    if account.kind == "user_account":
+        members = await session.scalars(
+            select(IncidentMember).where(
+                ((IncidentMember.member_kind == "user") & (IncidentMember.member_id == account.id))
+                | ((IncidentMember.member_kind == "group") & IncidentMember.member_id.in_(group_ids or {""}))
+            )
+        )
+        for m in members.all():
+            incident_ids.add(m.incident_id)
+            resource = iam.resource_name(m.organization_id, "incidents", m.incident_id) + "<(/.*)?$>"
+            bindings.append(iam.Binding(resource=resource, role_id=m.role_id))
+    return Principal(
         account_id=account.id,
         organization_id=account.organization_id,
         kind=account.kind,
         platform_owner=account.platform_owner,
-        token_id=token.id,
-        bindings=tuple(iam.Binding(resource=b.resource, role_id=b.role_id) for b in bindings),
+        token_id=token_id,
+        bindings=tuple(bindings),
+        roles=await org_roles(session, account.organization_id),
+        group_ids=group_ids,
+        incident_ids=frozenset(incident_ids),
     )
-    return TokenLookup(principal=principal, expired=False)
 
 
 def _aware(value: datetime) -> datetime:

@@ -123,6 +123,7 @@ class Incident(Base):
     member_user_ids: Mapped[list[Any]] = mapped_column(default=list)
     member_group_ids: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime]
+    acknowledged_at: Mapped[datetime | None] = mapped_column(default=None)
     resolved_at: Mapped[datetime | None]
     __table_args__ = (
         Index("ix_incidents_org_created", "organization_id", "created_at"),
@@ -138,6 +139,7 @@ class IncidentEvent(Base):
     incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(20))
     message: Mapped[str] = mapped_column(Text, default="")
+    author_id: Mapped[str | None] = mapped_column(String(40), default=None)
     server_event_id: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime]
 
@@ -152,3 +154,74 @@ class EventTraceStep(Base):
     seq: Mapped[int] = mapped_column(BigInteger)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     recorded_at: Mapped[datetime]
+
+
+class Group(Base):
+    __tablename__ = "groups"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("organization_id", "name", name="uq_groups_org_name"),)
+
+
+class GroupMember(Base):
+    __tablename__ = "group_members"
+    group_id: Mapped[str] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True, index=True)
+
+
+class CustomRole(Base):
+    __tablename__ = "custom_roles"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    policies: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime]
+    __table_args__ = (UniqueConstraint("organization_id", "name", name="uq_custom_roles_org_name"),)
+
+
+class IncidentMember(Base):
+    """One member of one incident binding: ``(incident, binding index, role, user or group)``."""
+
+    __tablename__ = "incident_members"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40))
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True)
+    binding_index: Mapped[int]
+    role_id: Mapped[str] = mapped_column(String(40))
+    member_kind: Mapped[str] = mapped_column(String(10))
+    member_id: Mapped[str] = mapped_column(String(40))
+    __table_args__ = (Index("ix_incident_members_member", "member_kind", "member_id"),)
+
+
+class FormAnswer(Base):
+    __tablename__ = "form_answers"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40))
+    incident_id: Mapped[str] = mapped_column(ForeignKey("incidents.id", ondelete="CASCADE"), index=True)
+    account_id: Mapped[str] = mapped_column(String(40))
+    answers: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime]
+
+
+class AuthenticationPolicy(Base):
+    __tablename__ = "authentication_policies"
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True)
+    policy: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class AuditEntry(Base):
+    """Who changed what, when — never a secret."""
+
+    __tablename__ = "audit_log"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40), index=True)
+    actor_kind: Mapped[str] = mapped_column(String(20))
+    actor_id: Mapped[str] = mapped_column(String(40))
+    action: Mapped[str] = mapped_column(String(40))
+    target_type: Mapped[str] = mapped_column(String(40))
+    target_id: Mapped[str] = mapped_column(String(60))
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    at: Mapped[datetime]

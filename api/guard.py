@@ -1,0 +1,52 @@
+"""The privilege-escalation guard: nobody hands out a permission they do not hold (403 IAM-002)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from app.domain import iam
+from app.domain.principal import Principal
+from app.errors import ChangeRefused, InvalidInput
+
+
+def expand(permissions: Iterable[str]) -> list[str]:
+    """``x:*`` becomes every action of ``x``; other permissions stay as they are."""
+    out: list[str] = []
+    for permission in permissions:
+        if permission.endswith(":*"):
+            out += [f"{permission[:-2]}:{action}" for action in iam.ACTIONS]
+        else:
+            out.append(permission)
+    return out
+
+
+def literal_part(resource: str) -> str:
+    return resource.split("<", 1)[0]
+
+
+def ensure_holds(principal: Principal, permissions: Iterable[str], resource: str, what: str) -> None:
+    """Refuse unless the caller holds every one of ``permissions`` on ``resource``'s literal part."""
+    target = literal_part(resource)
+    missing = [p for p in expand(permissions) if not principal.can(p, target)]
+    if missing:
+        raise ChangeRefused(
+            f"{what} would give permissions you do not hold on {target}",
+            details={"missing_permissions": missing[:20]},
+        )
+
+
+def ensure_can_grant(principal: Principal, roles: Mapping[str, iam.Role], role_id: str, resource: str) -> None:
+    role = roles.get(role_id)
+    if role is None:
+        raise InvalidInput(
+            f"unknown role {role_id!r}", details={"fields": [{"field": "role_id", "message": "unknown"}]}
+        )
+    ensure_holds(principal, role.permissions, resource, f"granting role {role_id}")
+
+
+def ensure_can_act_as(principal: Principal, target: Principal) -> None:
+    """Minting a token for (or attaching a credential to) an account gives everything it has."""
+    if target.platform_owner and not principal.platform_owner:
+        raise ChangeRefused("only the platform owner can act for the platform owner")
+    for binding in target.bindings:
+        ensure_can_grant(principal, target.roles, binding.role_id, binding.resource)

@@ -1,0 +1,274 @@
+"""Service accounts and users (accounts of kind ``service_account`` / ``user_account``)
+and their static access tokens. Both kinds share one implementation."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any, Literal, cast
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from sqlalchemy import delete, select
+
+from api.deps import SessionDep, StateDep, authenticate, authorize, permission_extra, require
+from api.guard import ensure_can_act_as
+from api.pages import Page, page
+from app.domain import iam
+from app.domain.principal import Principal
+from app.errors import NotFound
+from app.store import audit
+from app.store.accounts import create_account, issue_token, load_principal, utcnow
+from app.store.models import AccessToken, Account, RoleBinding
+from app.store.workflows import find_in_org
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServiceAccountIn(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
+    description: str = Field(default="", max_length=2000)
+
+
+class ServiceAccountPatch(_Strict):
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class UserIn(_Strict):
+    email: EmailStr
+    display_name: str = Field(min_length=1, max_length=200)
+    status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
+
+
+class UserPatch(_Strict):
+    display_name: str | None = Field(default=None, min_length=1, max_length=200)
+    status: Literal["ACTIVE", "INACTIVE"] | None = None
+
+
+class TokenIn(_Strict):
+    name: str = Field(default="", max_length=200)
+    expires_in: int | None = Field(default=None, ge=60, le=366 * 24 * 3600)
+
+
+def account_out(account: Account) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": account.id,
+        "kind": account.kind,
+        "name": account.name,
+        "status": account.status,
+        "organization_id": account.organization_id,
+        "created_at": account.created_at.isoformat(),
+    }
+    if account.kind == "user_account":
+        out.update(email=account.email, display_name=account.name)
+    else:
+        out["description"] = account.description
+    return out
+
+
+def token_out(token: AccessToken) -> dict[str, Any]:
+    return {
+        "id": token.id,
+        "name": token.name,
+        "account_id": token.account_id,
+        "created_at": token.created_at.isoformat(),
+        "expires_at": token.expires_at.isoformat() if token.expires_at else None,
+        "last_used_at": token.last_used_at.isoformat() if token.last_used_at else None,
+    }
+
+
+async def get_account(session: SessionDep, org_id: str, account_id: str, kind: str) -> Account:
+    account: Account | None = await find_in_org(session, Account, org_id, account_id)
+    if account is None or account.kind != kind:
+        raise NotFound(f"{kind.replace('_', ' ')} not found")
+    return account
+
+
+async def revoke_token(
+    session: SessionDep, state: StateDep, principal: Principal, account: Account, token_id: str
+) -> None:
+    token = await session.get(AccessToken, token_id)
+    if token is None or token.account_id != account.id or token.revoked_at is not None:
+        raise NotFound("access token not found")
+    token.revoked_at = utcnow()
+    audit.record(session, principal, "revoke", "access_token", token.id, {"account_id": account.id})
+    await session.commit()
+    await state.config_changed(account.organization_id, "access_token")
+
+
+def account_router(kind: str, collection: str, perm: str) -> APIRouter:
+    """Routes for one kind of account: CRUD and access tokens."""
+    router = APIRouter(prefix=f"/v1/organizations/{{org_id}}/{collection}", tags=[collection.replace("_", " ")])
+    one = f"{collection}/{{account_id}}"
+    tokens = f"{one}/access_tokens"
+    body_in = ServiceAccountIn if kind == "service_account" else UserIn
+    body_patch = ServiceAccountPatch if kind == "service_account" else UserPatch
+
+    @router.post("", status_code=201, openapi_extra=permission_extra(f"{perm}:create"), name=f"create_{kind}")
+    async def create(
+        org_id: str,
+        body: body_in,  # type: ignore[valid-type]  # chosen per kind above
+        session: SessionDep,
+        principal: Annotated[Principal, Depends(require(f"{perm}:create"))],
+    ) -> dict[str, Any]:
+        data = cast(BaseModel, body).model_dump()
+        name = str(data.get("name") or data.get("display_name"))
+        account = await create_account(session, org_id, kind=kind, name=name)
+        account.status = data["status"]
+        account.description = data.get("description", "")
+        account.email = data.get("email")
+        audit.record(session, principal, "create", kind, account.id, {"name": name})
+        await session.commit()
+        return account_out(account)
+
+    @router.get("", openapi_extra=permission_extra(f"{perm}:list"), name=f"list_{kind}s")
+    async def list_accounts(
+        org_id: str,
+        session: SessionDep,
+        _p: Annotated[Principal, Depends(require(f"{perm}:list"))],
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        cursor: str | None = None,
+    ) -> Page:
+        query = select(Account).where(Account.organization_id == org_id, Account.kind == kind)
+        if cursor:
+            query = query.where(Account.id > cursor)
+        rows = list((await session.scalars(query.order_by(Account.id).limit(limit + 1))).all())
+        return page([account_out(a) for a in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
+
+    @router.get("/{account_id}", openapi_extra=permission_extra(f"{perm}:get"), name=f"get_{kind}")
+    async def get_one(
+        org_id: str,
+        account_id: str,
+        session: SessionDep,
+        _p: Annotated[Principal, Depends(require(f"{perm}:get", one))],
+    ) -> dict[str, Any]:
+        return account_out(await get_account(session, org_id, account_id, kind))
+
+    @router.patch("/{account_id}", openapi_extra=permission_extra(f"{perm}:update"), name=f"update_{kind}")
+    async def update(
+        org_id: str,
+        account_id: str,
+        body: body_patch,  # type: ignore[valid-type]  # chosen per kind above
+        session: SessionDep,
+        state: StateDep,
+        principal: Annotated[Principal, Depends(require(f"{perm}:update", one))],
+    ) -> dict[str, Any]:
+        account = await get_account(session, org_id, account_id, kind)
+        changes = cast(BaseModel, body).model_dump(exclude_unset=True)
+        for field, value in changes.items():
+            setattr(account, "name" if field == "display_name" else field, value)
+        audit.record(session, principal, "update", kind, account.id, changes)
+        await session.commit()
+        await state.config_changed(org_id, kind)
+        return account_out(account)
+
+    @router.delete(
+        "/{account_id}", status_code=204, openapi_extra=permission_extra(f"{perm}:delete"), name=f"delete_{kind}"
+    )
+    async def remove(
+        org_id: str,
+        account_id: str,
+        session: SessionDep,
+        state: StateDep,
+        principal: Annotated[Principal, Depends(require(f"{perm}:delete", one))],
+    ) -> None:
+        account = await get_account(session, org_id, account_id, kind)
+        await session.execute(delete(AccessToken).where(AccessToken.account_id == account.id))
+        await session.execute(
+            delete(RoleBinding).where(RoleBinding.subject_kind == kind, RoleBinding.subject_id == account.id)
+        )
+        await session.delete(account)
+        audit.record(session, principal, "delete", kind, account.id, {"name": account.name})
+        await session.commit()
+        await state.config_changed(org_id, kind)
+
+    @router.post(
+        "/{account_id}/access_tokens",
+        status_code=201,
+        openapi_extra=permission_extra(f"{perm}.access_token:create"),
+        name=f"create_{kind}_token",
+    )
+    async def create_token(
+        org_id: str,
+        account_id: str,
+        body: TokenIn,
+        session: SessionDep,
+        principal: Annotated[Principal, Depends(require(f"{perm}.access_token:create", tokens))],
+    ) -> dict[str, Any]:
+        account = await get_account(session, org_id, account_id, kind)
+        ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
+        expires = utcnow() + timedelta(seconds=body.expires_in) if body.expires_in else None
+        token, plain = await issue_token(session, account, name=body.name, expires_at=expires)
+        audit.record(session, principal, "create", "access_token", token.id, {"account_id": account.id})
+        await session.commit()
+        return {**token_out(token), "access_token": plain}
+
+    @router.get(
+        "/{account_id}/access_tokens",
+        openapi_extra=permission_extra(f"{perm}.access_token:list"),
+        name=f"list_{kind}_tokens",
+    )
+    async def list_tokens(
+        org_id: str,
+        account_id: str,
+        session: SessionDep,
+        _p: Annotated[Principal, Depends(require(f"{perm}.access_token:list", tokens))],
+    ) -> Page:
+        account = await get_account(session, org_id, account_id, kind)
+        rows = await session.scalars(
+            select(AccessToken)
+            .where(AccessToken.account_id == account.id, AccessToken.revoked_at.is_(None))
+            .order_by(AccessToken.id)
+        )
+        return page([token_out(t) for t in rows.all()], None)
+
+    @router.delete(
+        "/{account_id}/access_tokens/{token_id}",
+        status_code=204,
+        openapi_extra=permission_extra(f"{perm}.access_token:delete"),
+        name=f"revoke_{kind}_token",
+    )
+    async def delete_token(
+        org_id: str,
+        account_id: str,
+        token_id: str,
+        session: SessionDep,
+        state: StateDep,
+        principal: Annotated[Principal, Depends(require(f"{perm}.access_token:delete", f"{tokens}/{{token_id}}"))],
+    ) -> None:
+        await revoke_token(session, state, principal, await get_account(session, org_id, account_id, kind), token_id)
+
+    return router
+
+
+service_accounts = account_router("service_account", "service_accounts", "organization.service_account")
+users = account_router("user_account", "users", "organization.user")
+
+short = APIRouter(tags=["service accounts"])
+
+
+@short.delete(
+    "/v1/service_accounts/{account_id}/access_tokens/{token_id}",
+    status_code=204,
+    openapi_extra=permission_extra("organization.service_account.access_token:delete"),
+)
+async def delete_token_short_path(
+    account_id: str, token_id: str, request: Request, session: SessionDep, state: StateDep
+) -> None:
+    """The spec's short path: the organization is the account's own."""
+    principal = await authenticate(state, request.headers.get("authorization"))
+    account = await session.get(Account, account_id)
+    if account is None or account.kind != "service_account":
+        raise NotFound("service account not found")
+    org_id = account.organization_id
+    authorize(
+        principal,
+        org_id,
+        "organization.service_account.access_token:delete",
+        iam.resource_name(org_id, "service_accounts", f"{account_id}/access_tokens/{token_id}"),
+    )
+    await revoke_token(session, state, principal, account, token_id)

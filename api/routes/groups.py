@@ -1,0 +1,162 @@
+"""Groups of users."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from api.deps import SessionDep, StateDep, permission_extra, require
+from api.pages import Page, page
+from app.domain.ids import new_id
+from app.domain.principal import Principal
+from app.errors import Conflict, InvalidInput, NotFound
+from app.store import audit
+from app.store.accounts import utcnow
+from app.store.models import Account, Group, GroupMember, RoleBinding
+from app.store.workflows import find_in_org, list_in_org
+
+router = APIRouter(prefix="/v1/organizations/{org_id}/groups", tags=["groups"])
+PERM = "organization.group"
+
+
+class GroupIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    member_user_ids: list[str] = Field(default_factory=list, max_length=10000)
+
+
+class GroupPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    member_user_ids: list[str] | None = Field(default=None, max_length=10000)
+
+
+async def _members(session: SessionDep, group_id: str) -> list[str]:
+    rows = await session.scalars(select(GroupMember.user_id).where(GroupMember.group_id == group_id))
+    return sorted(rows.all())
+
+
+async def _set_members(session: SessionDep, org_id: str, group_id: str, user_ids: list[str]) -> None:
+    wanted = set(user_ids)
+    if wanted:
+        found = set(
+            (
+                await session.scalars(
+                    select(Account.id).where(
+                        Account.id.in_(wanted), Account.organization_id == org_id, Account.kind == "user_account"
+                    )
+                )
+            ).all()
+        )
+        if missing := sorted(wanted - found):
+            raise InvalidInput(
+                "unknown users", details={"fields": [{"field": "member_user_ids", "message": f"unknown: {missing}"}]}
+            )
+    await session.execute(delete(GroupMember).where(GroupMember.group_id == group_id))
+    session.add_all(GroupMember(group_id=group_id, user_id=u) for u in sorted(wanted))
+
+
+async def group_out(session: SessionDep, group: Group) -> dict[str, Any]:
+    return {
+        "id": group.id,
+        "organization_id": group.organization_id,
+        "name": group.name,
+        "member_user_ids": await _members(session, group.id),
+        "created_at": group.created_at.isoformat(),
+    }
+
+
+async def _get(session: SessionDep, org_id: str, group_id: str) -> Group:
+    group: Group | None = await find_in_org(session, Group, org_id, group_id)
+    if group is None:
+        raise NotFound("group not found")
+    return group
+
+
+async def _commit(session: SessionDep) -> None:
+    try:
+        await session.commit()
+    except IntegrityError as exc:
+        raise Conflict("a group with this name already exists") from exc
+
+
+@router.post("", status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))
+async def create_group(
+    org_id: str,
+    body: GroupIn,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:create"))],
+) -> dict[str, Any]:
+    group = Group(id=new_id("grp"), organization_id=org_id, name=body.name, created_at=utcnow())
+    session.add(group)
+    await session.flush()
+    await _set_members(session, org_id, group.id, body.member_user_ids)
+    audit.record(session, principal, "create", "group", group.id, {"name": body.name})
+    await _commit(session)
+    await state.config_changed(org_id, "group")
+    return await group_out(session, group)
+
+
+@router.get("", openapi_extra=permission_extra(f"{PERM}:list"))
+async def list_groups(
+    org_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require(f"{PERM}:list"))],
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> Page:
+    rows, nxt = await list_in_org(session, Group, org_id, limit=limit, cursor=cursor)
+    return page([await group_out(session, g) for g in rows], nxt)
+
+
+@router.get("/{group_id}", openapi_extra=permission_extra(f"{PERM}:get"))
+async def get_group(
+    org_id: str,
+    group_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require(f"{PERM}:get", "groups/{group_id}"))],
+) -> dict[str, Any]:
+    return await group_out(session, await _get(session, org_id, group_id))
+
+
+@router.patch("/{group_id}", openapi_extra=permission_extra(f"{PERM}:update"))
+async def update_group(
+    org_id: str,
+    group_id: str,
+    body: GroupPatch,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:update", "groups/{group_id}"))],
+) -> dict[str, Any]:
+    group = await _get(session, org_id, group_id)
+    if body.name is not None:
+        group.name = body.name
+    if body.member_user_ids is not None:
+        await _set_members(session, org_id, group.id, body.member_user_ids)
+    audit.record(session, principal, "update", "group", group.id, body.model_dump(exclude_unset=True))
+    await _commit(session)
+    await state.config_changed(org_id, "group")
+    return await group_out(session, group)
+
+
+@router.delete("/{group_id}", status_code=204, openapi_extra=permission_extra(f"{PERM}:delete"))
+async def delete_group(
+    org_id: str,
+    group_id: str,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:delete", "groups/{group_id}"))],
+) -> None:
+    group = await _get(session, org_id, group_id)
+    await session.execute(
+        delete(RoleBinding).where(RoleBinding.subject_kind == "group", RoleBinding.subject_id == group.id)
+    )
+    await session.delete(group)
+    audit.record(session, principal, "delete", "group", group.id, {"name": group.name})
+    await session.commit()
+    await state.config_changed(org_id, "group")

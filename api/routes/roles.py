@@ -1,0 +1,183 @@
+"""System roles (fixed) and custom roles of an organization."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
+from api.guard import ensure_holds
+from api.pages import Page, page
+from app.domain import iam
+from app.domain.ids import new_id
+from app.domain.principal import Principal
+from app.errors import ChangeRefused, Conflict, NotFound
+from app.store import audit
+from app.store.accounts import utcnow
+from app.store.models import CustomRole, IncidentMember, RoleBinding
+from app.store.workflows import find_in_org
+
+router = APIRouter(tags=["roles"])
+PERM = "organization.role"
+
+
+class Policy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    permission_id: str = Field(max_length=200)
+    effect: Literal["allow"]
+    description: str = Field(default="", max_length=1000)
+
+    @field_validator("permission_id")
+    @classmethod
+    def _valid(cls, value: str) -> str:
+        if not iam.is_valid_permission(value, allow_wildcard=True):
+            raise ValueError(
+                "must match service.resource:action (action list|get|update|delete|create|publish|fullaccess or *)"
+            )
+        return value
+
+
+class RoleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field(default="", max_length=2000)
+    policies: list[Policy] = Field(min_length=1, max_length=200)
+
+
+def system_role_out(role: iam.Role) -> dict[str, Any]:
+    return {
+        "id": role.id,
+        "name": role.name,
+        "description": role.description,
+        "system": True,
+        "policies": [{"permission_id": p, "effect": "allow", "description": ""} for p in role.permissions],
+    }
+
+
+def role_out(row: CustomRole) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "organization_id": row.organization_id,
+        "name": row.name,
+        "description": row.description,
+        "system": False,
+        "policies": row.policies,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+@router.get("/v1/iam/roles")
+async def list_system_roles(request: Request, state: StateDep) -> Page:
+    """System roles: predefined, unchangeable. Any authenticated caller may read them."""
+    await authenticate(state, request.headers.get("authorization"))
+    return page([system_role_out(r) for r in iam.SYSTEM_ROLES.values()], None)
+
+
+ORG = "/v1/organizations/{org_id}/iam/roles"
+
+
+@router.post(ORG, status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))
+async def create_role(
+    org_id: str,
+    body: RoleIn,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:create"))],
+) -> dict[str, Any]:
+    ensure_holds(principal, [p.permission_id for p in body.policies], iam.organization_name(org_id), "this role")
+    row = CustomRole(
+        id=new_id("role"),
+        organization_id=org_id,
+        name=body.name,
+        description=body.description,
+        policies=[p.model_dump() for p in body.policies],
+        created_at=utcnow(),
+    )
+    session.add(row)
+    audit.record(session, principal, "create", "role", row.id, {"name": body.name, "policies": row.policies})
+    try:
+        await session.commit()
+    except IntegrityError as exc:
+        raise Conflict("a role with this name already exists") from exc
+    await state.config_changed(org_id, "role")
+    return role_out(row)
+
+
+@router.get(ORG, openapi_extra=permission_extra(f"{PERM}:list"))
+async def list_roles(
+    org_id: str, session: SessionDep, _p: Annotated[Principal, Depends(require(f"{PERM}:list"))]
+) -> Page:
+    rows = await session.scalars(select(CustomRole).where(CustomRole.organization_id == org_id).order_by(CustomRole.id))
+    return page([system_role_out(r) for r in iam.SYSTEM_ROLES.values()] + [role_out(r) for r in rows.all()], None)
+
+
+async def _custom(session: SessionDep, org_id: str, role_id: str) -> CustomRole:
+    if role_id in iam.SYSTEM_ROLES:
+        raise ChangeRefused("system roles cannot be changed or deleted")
+    row: CustomRole | None = await find_in_org(session, CustomRole, org_id, role_id)
+    if row is None:
+        raise NotFound("role not found")
+    return row
+
+
+@router.get(ORG + "/{role_id}", openapi_extra=permission_extra(f"{PERM}:get"))
+async def get_role(
+    org_id: str,
+    role_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require(f"{PERM}:get", "roles/{role_id}"))],
+) -> dict[str, Any]:
+    if role_id in iam.SYSTEM_ROLES:
+        return system_role_out(iam.SYSTEM_ROLES[role_id])
+    row: CustomRole | None = await find_in_org(session, CustomRole, org_id, role_id)
+    if row is None:
+        raise NotFound("role not found")
+    return role_out(row)
+
+
+@router.put(ORG + "/{role_id}", openapi_extra=permission_extra(f"{PERM}:update"))
+async def replace_role(
+    org_id: str,
+    role_id: str,
+    body: RoleIn,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:update", "roles/{role_id}"))],
+) -> dict[str, Any]:
+    row = await _custom(session, org_id, role_id)
+    ensure_holds(principal, [p.permission_id for p in body.policies], iam.organization_name(org_id), "this role")
+    row.name, row.description = body.name, body.description
+    row.policies = [p.model_dump() for p in body.policies]
+    audit.record(session, principal, "update", "role", row.id, {"name": body.name, "policies": row.policies})
+    try:
+        await session.commit()
+    except IntegrityError as exc:
+        raise Conflict("a role with this name already exists") from exc
+    await state.config_changed(org_id, "role")
+    return role_out(row)
+
+
+@router.delete(ORG + "/{role_id}", status_code=204, openapi_extra=permission_extra(f"{PERM}:delete"))
+async def delete_role(
+    org_id: str,
+    role_id: str,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:delete", "roles/{role_id}"))],
+) -> None:
+    row = await _custom(session, org_id, role_id)
+    bound = (await session.scalars(select(RoleBinding.id).where(RoleBinding.role_id == row.id).limit(1))).first()
+    bound = (
+        bound
+        or (await session.scalars(select(IncidentMember.id).where(IncidentMember.role_id == row.id).limit(1))).first()
+    )
+    if bound is not None:
+        raise Conflict("the role is still bound; remove its bindings first")
+    await session.delete(row)
+    audit.record(session, principal, "delete", "role", row.id, {"name": row.name})
+    await session.commit()
+    await state.config_changed(org_id, "role")

@@ -1,0 +1,37 @@
+"""The authenticated caller and the questions the API asks about it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.domain import iam
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An account behind a token, with everything the IAM decision needs (no I/O)."""
+
+    account_id: str
+    organization_id: str
+    kind: str  # "service_account" | "user_account"
+    platform_owner: bool
+    token_id: str
+    bindings: tuple[iam.Binding, ...]
+    roles: dict[str, iam.Role] = field(default_factory=lambda: dict(iam.SYSTEM_ROLES))
+    group_ids: frozenset[str] = frozenset()
+    incident_ids: frozenset[str] = frozenset()  # incidents whose bindings name this account or its groups
+
+    def grant(self, permission: str, resource: str) -> iam.Grant | None:
+        """The binding and role that give ``permission`` on ``resource``, or None."""
+        return iam.evaluate(self.bindings, self.roles, permission, resource)
+
+    def can(self, permission: str, resource: str) -> bool:
+        return self.grant(permission, resource) is not None
+
+    def is_member(self, user_ids: list[str] | tuple[str, ...], group_ids: list[str] | tuple[str, ...]) -> bool:
+        """Member directly or through one of its groups."""
+        return self.account_id in user_ids or not self.group_ids.isdisjoint(group_ids)
+
+    def sees_incident(self, incident_id: str, user_ids: list[str], group_ids: list[str]) -> bool:
+        """Without ``incident:fullaccess`` only incidents one is a member of are visible."""
+        return incident_id in self.incident_ids or self.is_member(user_ids, group_ids)
