@@ -1,7 +1,10 @@
 """Service accounts and users (accounts of kind ``service_account`` / ``user_account``)
-and their static access tokens. Both kinds share one implementation."""
+and their static access tokens. Both kinds share one implementation.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: the route factory annotates request bodies
+with per-kind model classes held in local variables, which FastAPI can only resolve when
+annotations are evaluated at definition time.
+"""
 
 from datetime import timedelta
 from typing import Annotated, Any, Literal, cast

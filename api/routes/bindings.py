@@ -1,6 +1,8 @@
-"""IAM bindings of users, groups, service accounts and incidents; the ``iam:check`` question."""
+"""IAM bindings of users, groups, service accounts and incidents; the ``iam:check`` question.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: the per-subject route factory builds its
+dependencies from local variables, which FastAPI resolves only from evaluated annotations.
+"""
 
 from typing import Annotated, Any, Literal
 
@@ -104,7 +106,7 @@ def _subject_router(collection: str) -> None:
         existing = {(b["resource"], b["role_id"]) for b in before["bindings"]}
         for i, binding in enumerate(body.bindings):
             try:
-                iam.validate_binding_resource(binding.resource, org_id)
+                iam.validate_binding_resource(binding.resource, org_id)  # type: ignore[attr-defined]
             except iam.InvalidName as exc:
                 raise _invalid(f"bindings.{i}.resource", str(exc)) from exc
             if binding.role_id not in roles:

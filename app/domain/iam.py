@@ -1,13 +1,11 @@
 """Permissions, roles, resource names and the IAM decision — pure functions.
 
-A binding grants a role on a resource name; a role is a list of permissions. A name may
-end in a regex tail ``<...>``: the part before it matches literally and the tail matches
-the rest of the name as an anchored regular expression. A binding on an organization's
-own name covers everything inside it, and no binding ever reaches another organization.
-
-Tails are a small regex subset that cannot backtrack catastrophically: literal characters,
-``.``, simple classes, ``(...)`` / ``(?:...)`` groups, ``|``, and ``* + ?`` (lazy too) —
-``*`` and ``+`` only on a single character, and the number of backtracking paths bounded.
+A binding grants a role on a resource name. A name may end in a regex tail ``<...>``: the
+literal part matches literally, the tail the rest as an anchored regex. A binding on an
+organization's name covers everything inside it; no binding reaches another organization.
+Tails are a regex subset that cannot backtrack catastrophically: characters, ``.``, simple
+classes, ``(...)``/``(?:...)``, ``|``, ``* + ?`` (``*``/``+`` on one character only), with
+the number of backtracking paths bounded.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 SERVICE_WORD = "tocsin"
 NAME_PREFIX = f"crn:{SERVICE_WORD}:organizations:"
@@ -28,12 +26,12 @@ _WILDCARD_PERMISSION_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*:\*\Z")
 MAX_NAME_LENGTH = 512
 MAX_TAIL_LENGTH = 64
 # Upper bound on the backtracking paths of a tail over a name of MAX_NAME_LENGTH: two
-# unbounded repeats (``.*/.*``) with a little alternation fit, a third repeat does not.
-MAX_TAIL_PATHS = 4 * (MAX_NAME_LENGTH + 1) ** 2
+# unbounded repeats (``[^/]*/.*``) with one optional part fit, a third repeat does not.
+MAX_TAIL_PATHS = 2 * (MAX_NAME_LENGTH + 1) ** 2
 
 _ORG = r"[A-Za-z0-9_-]{1,128}"
 _TYPE = r"[a-z][a-z0-9_]{0,63}"
-_SEGMENT = r"(?!\.\.?(?:/|:|<|\Z))[A-Za-z0-9_.~-]{1,128}"
+_SEGMENT = r"(?!\.\.?(?:/|\Z))[A-Za-z0-9_.~-]{1,128}"
 _ORG_RE = re.compile(_ORG)
 RESOURCE_NAME_RE = re.compile(rf"crn:{SERVICE_WORD}:organizations:{_ORG}(?::{_TYPE}(?:/{_SEGMENT})*)?")
 # The literal part before a tail may also stop right after ``:`` or ``/``.
@@ -41,8 +39,10 @@ _LITERAL_RE = re.compile(rf"crn:{SERVICE_WORD}:organizations:{_ORG}(?::(?:{_TYPE
 
 _TAIL_CHARS = frozenset(string.ascii_letters + string.digits + "_-/:")
 _CLASS_CHARS = frozenset(string.ascii_letters + string.digits + "_/:.")
+_CLASS_RE = re.compile(r"\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|[A-Za-z0-9_/:.])+-?\]")
 _ANY = "<any>"  # stands for "any character" in a first-character set
 
+# Every permission prefix of API.md's table.
 RESOURCE_PREFIXES = (
     "organization.service_account",
     "organization.service_account.access_token",
@@ -76,9 +76,7 @@ def is_valid_permission(permission: str, *, allow_wildcard: bool = False) -> boo
 
 def _covers(granted: str, wanted: str) -> bool:
     # ``wanted`` is a valid concrete permission, so a match makes ``granted`` valid too.
-    if granted == wanted:
-        return True
-    return granted.endswith(":*") and wanted.rpartition(":")[0] == granted[:-2]
+    return granted == wanted or (granted.endswith(":*") and wanted.rpartition(":")[0] == granted[:-2])
 
 
 def permission_covers(granted: str, wanted: str) -> bool:
@@ -106,9 +104,9 @@ def escalation_violations(granted_permissions: Iterable[str], caller_can: Callab
     """
     out: list[str] = []
     for entry in granted_permissions:
-        for permission in expand_permission(entry) or (entry,):
-            if permission not in out and (permission == entry and not expand_permission(entry) or not caller_can(permission)):
-                out.append(permission)
+        expanded = expand_permission(entry)
+        missing = [p for p in expanded if not caller_can(p)] if expanded else [entry]
+        out += [p for p in missing if p not in out]
     return out
 
 
@@ -119,19 +117,12 @@ def organization_name(org_id: str) -> str:
 
 def resource_name(org_id: str, resource_type: str | None = None, resource_id: str | None = None) -> str:
     """``crn:tocsin:organizations:<org>[:<type>[/<id>]]``."""
-    name = organization_name(org_id)
-    if resource_type is None:
-        return name
-    name = f"{name}:{resource_type}"
-    return name if resource_id is None else f"{name}/{resource_id}"
+    name = organization_name(org_id) if resource_type is None else f"{NAME_PREFIX}{org_id}:{resource_type}"
+    return name if resource_id is None or resource_type is None else f"{name}/{resource_id}"
 
 
 def validate_resource_name(name: str) -> str:
-    """Return a literal resource name (no tail) unchanged; raise :class:`InvalidName` if malformed.
-
-    Org ids ``[A-Za-z0-9_-]``, a type ``[a-z][a-z0-9_]*``, ``/``-separated ids of
-    ``[A-Za-z0-9_.~-]`` (never ``.`` or ``..``), at most MAX_NAME_LENGTH characters.
-    """
+    """Return a literal name (no tail) unchanged, or raise :class:`InvalidName` (RESOURCE_NAME_RE, length)."""
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidName("resource name is too long")
     if not RESOURCE_NAME_RE.fullmatch(name):
@@ -139,42 +130,32 @@ def validate_resource_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True, slots=True)
-class _Tail:
-    paths: int  # upper bound on backtracking paths
+class _Tail(NamedTuple):
+    paths: int  # upper bound on the backtracking paths over a name of MAX_NAME_LENGTH
     first: frozenset[str]  # characters a non-empty match can start with (_ANY: any)
     nullable: bool  # can match the empty string
     single: bool = False  # exactly one character wide: may take ``*`` or ``+``
 
 
 class _TailParser:
-    """Recursive-descent check of the tail subset; computes the bounds on the way."""
+    """Recursive descent over the tail subset, computing its bounds on the way."""
 
     def __init__(self, src: str) -> None:
         self.src, self.pos = src, 0
 
-    def peek(self) -> str:
-        return self.src[self.pos] if self.pos < len(self.src) else ""
+    def peek(self, ahead: int = 0) -> str:
+        return self.src[self.pos + ahead : self.pos + ahead + 1]
 
     def fail(self, why: str) -> NoReturn:
         raise InvalidName(f"regex tail {why} (position {self.pos})")
-
-    def parse(self) -> _Tail:
-        tail = self.alternation()
-        if self.pos != len(self.src):
-            self.fail("has an unbalanced ')'" if self.peek() == ")" else f"cannot use {self.peek()!r}")
-        return tail
 
     def alternation(self) -> _Tail:
         branches = [self.sequence()]
         while self.peek() == "|":
             self.pos += 1
             branches.append(self.sequence())
-        return _Tail(
-            paths=min(sum(b.paths for b in branches), MAX_TAIL_PATHS + 1),
-            first=frozenset().union(*(b.first for b in branches)),
-            nullable=any(b.nullable for b in branches),
-        )
+        paths = min(sum(b.paths for b in branches), MAX_TAIL_PATHS + 1)
+        return _Tail(paths, frozenset[str]().union(*(b.first for b in branches)), any(b.nullable for b in branches))
 
     def sequence(self) -> _Tail:
         paths, first, nullable = 1, frozenset[str](), True
@@ -183,74 +164,51 @@ class _TailParser:
             paths = min(paths * item.paths, MAX_TAIL_PATHS + 1)
             first = first | item.first if nullable else first
             nullable = nullable and item.nullable
-        return _Tail(paths=paths, first=first, nullable=nullable)
+        return _Tail(paths, first, nullable)
 
     def item(self) -> _Tail:
-        atom = self.atom()
-        quantifier = self.peek()
+        atom, quantifier = self.atom(), self.peek()
         if quantifier not in ("*", "+", "?"):
             return atom
-        self.pos += 1
-        if self.peek() == "?":  # lazy; ``*+`` (possessive) and ``**`` fall out as unknown atoms
-            self.pos += 1
+        self.pos += 2 if self.peek(1) == "?" else 1  # lazy is fine; ``*+``, ``**`` fail as atoms
         if quantifier == "?":
-            return _Tail(paths=atom.paths + 1, first=atom.first, nullable=True)
+            return _Tail(atom.paths + 1, atom.first, True)
         if not atom.single:
             self.fail("repeats a group: only a single character or class may take * or +")
-        return _Tail(paths=MAX_NAME_LENGTH + 1, first=atom.first, nullable=quantifier == "*")
+        return _Tail(MAX_NAME_LENGTH + 1, atom.first, quantifier == "*")
 
     def atom(self) -> _Tail:
         char = self.peek()
         if char == "(":
-            self.pos += 1
-            if self.src.startswith("?:", self.pos):
-                self.pos += 2
-            elif self.peek() == "?":
+            if self.peek(1) == "?" and self.peek(2) != ":":
                 self.fail("uses a group extension: only (?:...) is allowed")
+            self.pos += 3 if self.peek(1) == "?" else 1
             inner = self.alternation()
             if self.peek() != ")":
                 self.fail("has an unbalanced '('")
             self.pos += 1
-            return _Tail(paths=inner.paths, first=inner.first, nullable=inner.nullable)
+            return _Tail(inner.paths, inner.first, inner.nullable)
         if char == "[":
-            return self.char_class()
-        if char == "." or char in _TAIL_CHARS:
-            self.pos += 1
-            return _Tail(paths=1, first=frozenset({_ANY if char == "." else char}), nullable=False, single=True)
-        self.fail(f"cannot use {char!r}" if char else "ends early")
-
-    def char_class(self) -> _Tail:
+            found = _CLASS_RE.match(self.src, self.pos)
+            if found is None or any(low > high for low, high in re.findall(r"(\w)-(\w)", found[0])):
+                self.fail("has a character class beyond [^a-zA-Z0-9_/:.-] (ascending ranges a-z, A-Z, 0-9)")
+            self.pos = found.end()
+            members = frozenset(c for c in _CLASS_CHARS | {"-"} if re.fullmatch(found[0], c))
+            return _Tail(1, frozenset({_ANY}) if found[0][1] == "^" else members, False, single=True)
+        if char != "." and char not in _TAIL_CHARS:
+            self.fail(f"cannot use {char!r}" if char else "ends early")
         self.pos += 1
-        negated = self.peek() == "^"
-        self.pos += negated
-        members: set[str] = set()
-        while self.peek() != "]":
-            low = self.peek()
-            if low == "-" and self.src.startswith("-]", self.pos) and members:
-                members.add("-")
-                self.pos += 1
-                continue
-            if low not in _CLASS_CHARS:
-                self.fail(f"cannot use {low!r} in a character class" if low else "has an unclosed '['")
-            self.pos += 1
-            high = low
-            if self.peek() == "-" and not self.src.startswith("-]", self.pos):
-                high = self.src[self.pos + 1 : self.pos + 2]
-                if not (low.isalnum() and high.isalnum() and low <= high and low.isdigit() == high.isdigit()):
-                    self.fail("has a bad range in a character class")
-                self.pos += 2
-            members.update(chr(c) for c in range(ord(low), ord(high) + 1))
-        if not members:
-            self.fail("has an empty character class")
-        self.pos += 1
-        return _Tail(paths=1, first=frozenset({_ANY}) if negated else frozenset(members), nullable=False, single=True)
+        return _Tail(1, frozenset({_ANY if char == "." else char}), False, single=True)
 
 
 @lru_cache(maxsize=1024)
 def _analyse_tail(src: str) -> _Tail:
-    tail = _TailParser(src).parse()
+    parser = _TailParser(src)
+    tail = parser.alternation()
+    if parser.pos != len(src):
+        parser.fail("has an unbalanced ')'")
     if tail.paths > MAX_TAIL_PATHS:
-        raise InvalidName("regex tail is too ambiguous: at most two unbounded repeats")
+        raise InvalidName("regex tail is too ambiguous: it could backtrack too much")
     return tail
 
 
@@ -297,11 +255,8 @@ def parse_pattern(name: str) -> NamePattern:
     src = tail_src.removeprefix("^").removesuffix("$")
     if not src or len(tail_src) > MAX_TAIL_LENGTH:
         raise InvalidName(f"regex tail must be 1 to {MAX_TAIL_LENGTH} characters")
-    _analyse_tail(src)
-    try:
-        return NamePattern(literal=literal, tail=re.compile(src))
-    except re.error as exc:  # pragma: no cover - the subset always compiles
-        raise InvalidName(f"regex tail does not compile: {exc}") from exc
+    _analyse_tail(src)  # the subset it accepts always compiles
+    return NamePattern(literal=literal, tail=re.compile(src))
 
 
 @lru_cache(maxsize=4096)
@@ -331,24 +286,20 @@ def validate_binding_resource(name: str, org_id: str) -> NamePattern:
 
 def organization_of(name: str) -> str:
     """The organization id a resource name (or a binding's literal part) lives in; "" if none."""
-    if not name.startswith(NAME_PREFIX):
-        return ""
-    return name[len(NAME_PREFIX) :].split(":", 1)[0].split("<", 1)[0]
+    return name[len(NAME_PREFIX) :].split(":", 1)[0].split("<", 1)[0] if name.startswith(NAME_PREFIX) else ""
 
 
-# Tails whose reach is "every name starting with literal + suffix" (and the literal itself if True).
-_REACH_TAILS = {".*": ("", True), "(/.*)?": ("/", True), "(?:/.*)?": ("/", True), "/.*": ("/", False)}
+# Tails that match every rest (without a newline) after the literal plus the reach's suffix.
+_SATURATING_TAILS = frozenset({".*", "(/.*)?", "(?:/.*)?", "/.*", "(:.*)?", "(?::.*)?", ":.*"})
 
 
 def _reach(pattern: NamePattern) -> tuple[str | None, str | None]:
-    """(exact name or None, prefix or None): an over-approximation of what ``pattern`` matches."""
-    literal = pattern.literal
+    """(exact name or None, prefix or None): an over-approximation of the names ``pattern`` matches."""
     if pattern.tail is None:
-        return literal, literal + ":" if pattern.org_level else None
+        return pattern.literal, pattern.literal + ":" if pattern.org_level else None
     tail = _analyse_tail(pattern.tail.pattern)
-    exact = literal if tail.nullable else None
     suffix = next(iter(tail.first)) if len(tail.first) == 1 and _ANY not in tail.first else ""
-    return exact, literal + (":" if pattern.org_level else suffix)
+    return pattern.literal if tail.nullable else None, pattern.literal + (":" if pattern.org_level else suffix)
 
 
 def pattern_covers(outer: str, inner: str) -> bool:
@@ -358,24 +309,11 @@ def pattern_covers(outer: str, inner: str) -> bool:
     through a binding that covers the whole new pattern, not just its literal part.
     """
     big, small = _pattern_or_none(outer), _pattern_or_none(inner)
-    if big is None or small is None:
-        return False
-    if outer == inner:
-        return True
-    if big.tail is None:
-        if not big.org_level:
-            return False
-        exact_o, prefix_o = big.literal, big.literal + ":"
-    elif big.tail.pattern in _REACH_TAILS:
-        suffix, with_literal = _REACH_TAILS[big.tail.pattern]
-        exact_o = big.literal if with_literal else None
-        prefix_o = big.literal + (":" if big.org_level else suffix)
-    else:
-        return False
-    exact_i, prefix_i = _reach(small)
-    return (exact_i is None or exact_i == exact_o or exact_i.startswith(prefix_o)) and (
-        prefix_i is None or prefix_i.startswith(prefix_o)
-    )
+    if big is None or small is None or (big.tail is not None and big.tail.pattern not in _SATURATING_TAILS):
+        return outer == inner and big is not None
+    (exact_o, prefix_o), (exact_i, prefix_i) = _reach(big), _reach(small)
+    exact_ok = exact_i is None or exact_i == exact_o or (prefix_o is not None and exact_i.startswith(prefix_o))
+    return exact_ok and (prefix_i is None or (prefix_o is not None and prefix_i.startswith(prefix_o)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,39 +331,26 @@ class Role:
         return is_valid_permission(permission) and any(_covers(p, permission) for p in self.permissions)
 
 
-def _all(action_filter: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    if action_filter is None:
-        return tuple(f"{p}:*" for p in RESOURCE_PREFIXES)
-    return tuple(f"{p}:{a}" for p in RESOURCE_PREFIXES for a in action_filter)
+def _of(prefixes: Iterable[str], *actions: str) -> tuple[str, ...]:
+    return tuple(f"{p}:{a}" for p in prefixes for a in actions)
+
+
+_INCIDENT, _TOPIC = ("organization.incident",), ("organization.workflow_topic",)
+
+
+def _system(role_id: str, description: str, permissions: tuple[str, ...]) -> Role:
+    return Role(role_id, role_id.replace("_", " ").capitalize(), description, permissions, system=True)
 
 
 SYSTEM_ROLES: dict[str, Role] = {
     r.id: r
     for r in (
-        Role("owner", "Owner", "Everything in the organization, incident fullaccess included.", _all(), True),
-        Role("viewer", "Viewer", "Every get and list.", _all(("get", "list")), True),
-        Role(
-            "workflow_publisher",
-            "Workflow publisher",
-            "Publish events to workflow topics.",
-            ("organization.workflow_topic:get", "organization.workflow_topic:publish"),
-            True,
-        ),
-        Role(
-            "incident_responder",
-            "Incident responder",
-            "Read and update incidents.",
-            tuple(f"organization.incident:{a}" for a in ("get", "list", "update")),
-            True,
-        ),
-        Role("incident_manager", "Incident manager", "Every incident action.", ("organization.incident:*",), True),
-        Role(
-            "user_manager",
-            "User manager",
-            "Manage users and groups.",
-            ("organization.user:*", "organization.group:*"),
-            True,
-        ),
+        _system("owner", "Everything in the organization, incident fullaccess included.", _of(RESOURCE_PREFIXES, "*")),
+        _system("viewer", "Every get and list.", _of(RESOURCE_PREFIXES, "get", "list")),
+        _system("workflow_publisher", "Publish events to workflow topics.", _of(_TOPIC, "get", "publish")),
+        _system("incident_responder", "Read and update incidents.", _of(_INCIDENT, "get", "list", "update")),
+        _system("incident_manager", "Every incident action.", _of(_INCIDENT, "*")),
+        _system("user_manager", "Manage users and groups.", _of(("organization.user", "organization.group"), "*")),
     )
 }
 
@@ -446,40 +371,27 @@ class Grant:
     role_id: str
 
 
-def _first_grant(
-    bindings: Sequence[Binding], roles: Mapping[str, Role], permission: str, covers: Callable[[Binding], bool]
-) -> Grant | None:
-    if not is_valid_permission(permission):
-        return None
-    for binding in bindings:
-        if not covers(binding):
-            continue
-        role = roles.get(binding.role_id)
-        if role is not None and any(_covers(p, permission) for p in role.permissions):
-            return Grant(binding=binding, role_id=role.id)
-    return None
-
-
-def evaluate(
-    bindings: tuple[Binding, ...] | list[Binding],
-    roles: Mapping[str, Role],
-    permission: str,
-    resource: str,
-) -> Grant | None:
+def evaluate(bindings: Sequence[Binding], roles: Mapping[str, Role], permission: str, resource: str) -> Grant | None:
     """The first binding whose pattern covers ``resource`` and whose role grants ``permission``.
 
     Bindings whose stored name is invalid or unsafe, and unknown roles, are skipped.
     """
-
-    def covers(binding: Binding) -> bool:
+    if not is_valid_permission(permission):
+        return None
+    for binding in bindings:
         pattern = _pattern_or_none(binding.resource)
-        return pattern is not None and pattern.matches(resource)
-
-    return _first_grant(bindings, roles, permission, covers)
+        role = roles.get(binding.role_id) if pattern is not None and pattern.matches(resource) else None
+        if role is not None and any(_covers(p, permission) for p in role.permissions):
+            return Grant(binding=binding, role_id=role.id)
+    return None
 
 
 def evaluate_pattern(
     bindings: Sequence[Binding], roles: Mapping[str, Role], permission: str, pattern: str
 ) -> Grant | None:
     """Like :func:`evaluate`, for every name a binding pattern can match (see :func:`pattern_covers`)."""
-    return _first_grant(bindings, roles, permission, lambda b: pattern_covers(b.resource, pattern))
+    for binding in bindings:
+        role = roles.get(binding.role_id)
+        if role is not None and role.grants(permission) and pattern_covers(binding.resource, pattern):
+            return Grant(binding=binding, role_id=role.id)
+    return None

@@ -100,9 +100,15 @@ async def count_organizations(session: AsyncSession) -> int:
 
 
 async def bootstrap(session: AsyncSession, org_name: str) -> dict[str, str]:
-    """An organization with an owner service account (also the platform owner) and its token."""
+    """An organization with an owner service account and its token.
+
+    The first organization's owner is also the platform owner (it may create organizations).
+    """
+    first = await count_organizations(session) == 0
     org = await create_organization(session, org_name)
-    account = await create_account(session, org.id, kind="service_account", name="bootstrap-owner", platform_owner=True)
+    account = await create_account(
+        session, org.id, kind="service_account", name="bootstrap-owner", platform_owner=first
+    )
     await bind(session, org.id, "service_account", account.id, iam.organization_name(org.id), "owner")
     _row, plain = await issue_token(session, account, name="bootstrap")
     return {"organization_id": org.id, "service_account_id": account.id, "access_token": plain}

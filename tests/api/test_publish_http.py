@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -12,8 +10,7 @@ import pytest
 
 from app.domain.tokens import generate_token
 from app.kafka_local import LocalKafka
-from app.store import accounts
-from app.store.db import create_engine, sessionmaker
+from tests.support.db import expired_owner_token
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.kafka
@@ -31,30 +28,6 @@ def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         assert client.post("/workflow_topics", json={"key": "paused", "status": "INACTIVE"}).status_code == 201
     yield stack
     stack.stop()
-
-
-def _expired_token(stack: Stack) -> str:
-    async def make() -> str:
-        engine = create_engine(f"sqlite+aiosqlite:///{stack.var_dir / 'tocsin.db'}")
-        try:
-            async with sessionmaker(engine).begin() as session:
-                account = await accounts.create_account(session, stack.org, kind="service_account", name="old")
-                await accounts.bind(
-                    session,
-                    stack.org,
-                    "service_account",
-                    account.id,
-                    f"crn:tocsin:organizations:{stack.org}",
-                    "owner",
-                )
-                _row, plain = await accounts.issue_token(
-                    session, account, expires_at=datetime.now(UTC) - timedelta(minutes=1)
-                )
-                return plain
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(make())
 
 
 def _publish(stack: Stack, body: Any = None, *, headers: dict[str, str] | None = None, **kw: Any) -> httpx.Response:
@@ -98,7 +71,7 @@ def test_bad_tokens_are_401_with_their_code(api: Stack, authorization: str | Non
 
 
 def test_expired_token_is_401_aut_004(api: Stack) -> None:
-    r = _publish(api, GOOD, headers={"Authorization": f"Bearer {_expired_token(api)}"})
+    r = _publish(api, GOOD, headers={"Authorization": f"Bearer {expired_owner_token(api)}"})
     assert r.status_code == 401
     assert r.json()["code"] == "AUT-004"
 

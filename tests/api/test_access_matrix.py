@@ -1,0 +1,317 @@
+"""Every route × every kind of bad or insufficient token gives the documented code, and
+never another organization's data. The expected permissions come from API.md's table,
+written out here — not read from the code under test."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+
+from api.main import create_app
+from app.domain.tokens import generate_token
+from app.kafka_local import LocalKafka
+from tests.support.db import expired_owner_token, insert_incident
+from tests.support.stack import ROOT, Stack
+
+pytestmark = pytest.mark.kafka
+
+PLATFORM = "platform owner"
+MEMBER = "any member of the organization"
+ANYONE = "any authenticated caller"
+O = "/v1/organizations/{org_id}"
+
+# API.md "Permissions by route": resource type → permission prefix, actions by method.
+DOCUMENTED: dict[tuple[str, str], str] = {
+    ("POST", "/v1/organizations"): PLATFORM,
+    ("GET", O): MEMBER,
+    ("PATCH", O): PLATFORM,
+    ("GET", "/v1/iam/roles"): ANYONE,
+    ("GET", O + "/iam/authentication_policy"): "organization.authentication_policy:get",
+    ("PUT", O + "/iam/authentication_policy"): "organization.authentication_policy:update",
+    ("GET", O + "/audit_log"): "organization.audit_log:list",
+    ("POST", O + "/iam:check"): "organization.iam_policy:get",
+    (
+        "DELETE",
+        "/v1/service_accounts/{account_id}/access_tokens/{token_id}",
+    ): "organization.service_account.access_token:delete",
+}
+for collection, prefix in (("service_accounts", "organization.service_account"), ("users", "organization.user")):
+    DOCUMENTED |= {
+        ("POST", f"{O}/{collection}"): f"{prefix}:create",
+        ("GET", f"{O}/{collection}"): f"{prefix}:list",
+        ("GET", f"{O}/{collection}/{{account_id}}"): f"{prefix}:get",
+        ("PATCH", f"{O}/{collection}/{{account_id}}"): f"{prefix}:update",
+        ("DELETE", f"{O}/{collection}/{{account_id}}"): f"{prefix}:delete",
+        ("POST", f"{O}/{collection}/{{account_id}}/access_tokens"): f"{prefix}.access_token:create",
+        ("GET", f"{O}/{collection}/{{account_id}}/access_tokens"): f"{prefix}.access_token:list",
+        ("DELETE", f"{O}/{collection}/{{account_id}}/access_tokens/{{token_id}}"): f"{prefix}.access_token:delete",
+        ("GET", f"{O}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:get",
+        ("PUT", f"{O}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:update",
+    }
+DOCUMENTED |= {
+    ("POST", O + "/groups"): "organization.group:create",
+    ("GET", O + "/groups"): "organization.group:list",
+    ("GET", O + "/groups/{group_id}"): "organization.group:get",
+    ("PATCH", O + "/groups/{group_id}"): "organization.group:update",
+    ("DELETE", O + "/groups/{group_id}"): "organization.group:delete",
+    ("GET", O + "/groups/{subject_id}/iam"): "organization.iam_policy:get",
+    ("PUT", O + "/groups/{subject_id}/iam"): "organization.iam_policy:update",
+    ("POST", O + "/iam/roles"): "organization.role:create",
+    ("GET", O + "/iam/roles"): "organization.role:list",
+    ("GET", O + "/iam/roles/{role_id}"): "organization.role:get",
+    ("PUT", O + "/iam/roles/{role_id}"): "organization.role:update",
+    ("DELETE", O + "/iam/roles/{role_id}"): "organization.role:delete",
+    ("POST", O + "/workflow_topics"): "organization.workflow_topic:create",
+    ("GET", O + "/workflow_topics"): "organization.workflow_topic:list",
+    ("GET", O + "/workflow_topics/{topic}"): "organization.workflow_topic:get",
+    ("DELETE", O + "/workflow_topics/{topic}"): "organization.workflow_topic:delete",
+    ("POST", O + "/workflow_topics/{topic}/publish"): "organization.workflow_topic:publish",
+    ("POST", O + "/operation_books"): "organization.operation_book:create",
+    ("GET", O + "/operation_books"): "organization.operation_book:list",
+    ("GET", O + "/operation_books/{book_id}"): "organization.operation_book:get",
+    ("DELETE", O + "/operation_books/{book_id}"): "organization.operation_book:delete",
+    ("POST", O + "/workflows"): "organization.workflow:create",
+    ("GET", O + "/workflows"): "organization.workflow:list",
+    ("GET", O + "/workflows/{workflow_id}"): "organization.workflow:get",
+    ("DELETE", O + "/workflows/{workflow_id}"): "organization.workflow:delete",
+    ("GET", O + "/incidents"): "organization.incident:list",
+    ("GET", O + "/incidents/{incident_id}"): "organization.incident:get",
+    ("PATCH", O + "/incidents/{incident_id}"): "organization.incident:update",
+    ("GET", O + "/incidents/{incident_id}/events"): "organization.incident:get",
+    ("POST", O + "/incidents/{incident_id}/events"): "organization.incident:update",
+    ("GET", O + "/incidents/{incident_id}/form_answers"): "organization.incident:get",
+    ("POST", O + "/incidents/{incident_id}/form_answers"): "organization.incident:update",
+    ("GET", O + "/incidents/{incident_id}/iam"): "organization.iam_policy:get",
+    ("PUT", O + "/incidents/{incident_id}/iam"): "organization.iam_policy:update",
+    ("GET", O + "/events/{event_id}"): "organization.event:get",
+}
+PUBLIC = {("GET", "/healthz"), ("GET", "/readyz")}
+ALL_PERMISSIONS = [
+    f"organization.{r}:{a}"
+    for r in (
+        "service_account",
+        "service_account.access_token",
+        "service_account.federated_credential",
+        "user",
+        "user.access_token",
+        "group",
+        "role",
+        "iam_policy",
+        "authentication_policy",
+        "workflow_topic",
+        "workflow",
+        "operation_book",
+        "incident",
+        "event",
+        "audit_log",
+    )
+    for a in ("list", "get", "update", "delete", "create", "publish", "fullaccess")
+]
+
+
+@dataclass
+class World:
+    stack: Stack
+    tokens: dict[str, str] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
+    other_org: str = ""
+
+    def url(self, method: str, path: str, *, real: bool = True) -> str:
+        collection_ids = {"users": self.ids["user"], "service_accounts": self.ids["sa"], "groups": self.ids["group"]}
+        subject = next((v for k, v in collection_ids.items() if f"/{k}/" in path), "x")
+        values = {
+            "org_id": self.stack.org,
+            "account_id": subject,
+            "subject_id": subject,
+            "token_id": self.ids["user_token" if "/users/" in path else "sa_token"],
+            "group_id": self.ids["group"],
+            "role_id": self.ids["role"],
+            "incident_id": self.ids["incident"],
+            "topic": "t1",
+            "book_id": self.ids["book"],
+            "workflow_id": self.ids["workflow"],
+            "event_id": "evt_x",
+        }
+        if not real:  # ids that do not exist: a granted call gets as far as the lookup (404), changes nothing
+            values = {k: (v if k == "org_id" else f"missing_{k}") for k, v in values.items()}
+        return self.stack.base_url + path.format(**values)
+
+
+def _call(world: World, method: str, path: str, token: str | None, *, real: bool = True) -> httpx.Response:
+    headers = (
+        {"Authorization": token}
+        if token is not None and token.startswith(("Bearer", "Basic"))
+        else ({"Authorization": f"Bearer {token}"} if token else {})
+    )
+    body = None if method in ("GET", "DELETE") else {}
+    return httpx.request(method, world.url(method, path, real=real), json=body, headers=headers, timeout=30)
+
+
+def _token_for(world: World, client: httpx.Client, name: str, bindings: list[dict[str, str]]) -> str:
+    sa = client.post("/service_accounts", json={"name": name}).json()
+    assert client.put(f"/service_accounts/{sa['id']}/iam", json={"bindings": bindings}).status_code == 200
+    return str(client.post(f"/service_accounts/{sa['id']}/access_tokens", json={}).json()["access_token"])
+
+
+@pytest.fixture(scope="module")
+def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    stack = Stack(tmp_path_factory.mktemp("matrix"), kafka.bootstrap)
+    stack.bootstrap()
+    other = subprocess.run(
+        [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other"],
+        cwd=ROOT,
+        env=stack.env,
+        capture_output=True,
+        check=True,
+    )
+    other_creds = json.loads(other.stdout.decode().strip().splitlines()[-1])
+    stack.start_api()
+    w = World(stack=stack, other_org=other_creds["organization_id"])
+    org_name = f"crn:tocsin:organizations:{stack.org}"
+    with stack.client() as c:
+        w.ids["user"] = c.post("/users", json={"email": "u@example.com", "display_name": "U"}).json()["id"]
+        w.ids["user_token"] = c.post(f"/users/{w.ids['user']}/access_tokens", json={}).json()["id"]
+        w.tokens["user"] = c.post(f"/users/{w.ids['user']}/access_tokens", json={}).json()["access_token"]
+        w.ids["sa"] = c.post("/service_accounts", json={"name": "target"}).json()["id"]
+        w.ids["sa_token"] = c.post(f"/service_accounts/{w.ids['sa']}/access_tokens", json={}).json()["id"]
+        w.ids["group"] = c.post("/groups", json={"name": "ops"}).json()["id"]
+        w.ids["role"] = c.post(
+            "/iam/roles",
+            json={"name": "r", "policies": [{"permission_id": "organization.incident:get", "effect": "allow"}]},
+        ).json()["id"]
+        assert c.post("/workflow_topics", json={"key": "t1"}).status_code == 201
+        w.ids["book"] = c.post("/operation_books", json={"name": "b", "incident_title_template": "t"}).json()["id"]
+        w.ids["workflow"] = c.post(
+            "/workflows",
+            json={
+                "name": "w",
+                "topic": "t1",
+                "mode": "ACTUAL",
+                "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": w.ids["book"]}],
+            },
+        ).json()["id"]
+        w.tokens["noperm"] = _token_for(w, c, "noperm", [])
+        w.tokens["inactive"] = _token_for(w, c, "inactive", [{"resource": org_name, "role_id": "owner"}])
+        inactive_id = c.get("/service_accounts").json()["items"][-1]["id"]
+        assert c.patch(f"/service_accounts/{inactive_id}", json={"status": "INACTIVE"}).status_code == 200
+        revoked_sa = c.post("/service_accounts", json={"name": "revoked"}).json()["id"]
+        c.put(f"/service_accounts/{revoked_sa}/iam", json={"bindings": [{"resource": org_name, "role_id": "owner"}]})
+        revoked = c.post(f"/service_accounts/{revoked_sa}/access_tokens", json={}).json()
+        assert c.delete(f"/service_accounts/{revoked_sa}/access_tokens/{revoked['id']}").status_code == 204
+        w.tokens["revoked"] = revoked["access_token"]
+    w.tokens["owner"] = stack.credentials["access_token"]
+    w.tokens["other_org"] = other_creds["access_token"]
+    w.tokens["expired"] = expired_owner_token(stack)
+    w.ids["incident"] = insert_incident(stack)
+    yield w
+    stack.stop()
+
+
+def _routes_in_app() -> set[tuple[str, str]]:
+    routes: set[tuple[str, str]] = set()
+    for route in create_app().router.routes:
+        contexts = route.effective_route_contexts() if hasattr(route, "effective_route_contexts") else []
+        for ctx in contexts:
+            methods = getattr(ctx.original_route, "methods", None) or set()
+            routes |= {(m, ctx.path) for m in methods if m != "HEAD"}
+    return routes
+
+
+def _routes_in_openapi() -> set[tuple[str, str]]:
+    spec = create_app().openapi()
+    return {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+
+
+def test_openapi_lists_exactly_the_apps_routes_and_the_documented_ones() -> None:
+    in_app = {r for r in _routes_in_app() if not r[1].startswith(("/docs", "/redoc", "/openapi"))}
+    assert _routes_in_openapi() == in_app
+    assert in_app == set(DOCUMENTED) | PUBLIC
+
+
+def test_openapi_shows_each_routes_permission() -> None:
+    spec = create_app().openapi()
+    for (method, path), permission in DOCUMENTED.items():
+        if permission.startswith("organization."):
+            assert spec["paths"][path][method.lower()]["x-permission"] == permission
+
+
+BAD_TOKENS = [
+    ("no header", None, "AUT-002"),
+    ("not bearer", "Basic dXNlcjpwYXNz", "AUT-002"),
+    ("malformed", "Bearer tcs_short", "AUT-002"),
+    ("bad checksum", "Bearer " + generate_token()[:-1] + "x", "AUT-002"),
+    ("unknown", "Bearer " + generate_token(), "AUT-003"),
+]
+ROUTES = sorted(DOCUMENTED)
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
+def test_every_route_rejects_every_bad_token(world: World, method: str, path: str) -> None:
+    cases = [(n, t, c) for n, t, c in BAD_TOKENS] + [
+        ("expired", world.tokens["expired"], "AUT-004"),
+        ("revoked", world.tokens["revoked"], "AUT-003"),
+        ("inactive account", world.tokens["inactive"], "AUT-003"),
+    ]
+    for name, token, code in cases:
+        r = _call(world, method, path, token)
+        assert (r.status_code, r.json().get("code")) == (401, code), f"{name}: {r.status_code} {r.text[:200]}"
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
+def test_every_route_refuses_callers_without_the_permission(world: World, method: str, path: str) -> None:
+    permission = DOCUMENTED[(method, path)]
+    for who in ("noperm", "user"):
+        r = _call(world, method, path, world.tokens[who])
+        if permission in (MEMBER, ANYONE):
+            assert r.status_code == 200, f"{who}: {r.status_code}"
+        else:
+            assert (r.status_code, r.json()["code"]) == (403, "IAM-001"), f"{who}: {r.status_code} {r.text[:200]}"
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
+def test_another_organizations_token_never_sees_this_organization(world: World, method: str, path: str) -> None:
+    permission = DOCUMENTED[(method, path)]
+    r = _call(world, method, path, world.tokens["other_org"])
+    if permission == ANYONE:
+        assert r.status_code == 200
+    elif permission == PLATFORM:
+        assert (r.status_code, r.json()["code"]) == (403, "IAM-001")
+    else:
+        assert (r.status_code, r.json()["code"]) == (404, "RES-001"), f"{r.status_code} {r.text[:200]}"
+        assert world.stack.org not in r.text
+
+
+def _holder(world: World, permissions: list[str]) -> str:
+    with world.stack.client() as c:
+        role = c.post(
+            "/iam/roles",
+            json={
+                "name": f"r{len(world.tokens)}",
+                "policies": [{"permission_id": p, "effect": "allow"} for p in permissions],
+            },
+        )
+        assert role.status_code == 201, role.text
+        name = f"crn:tocsin:organizations:{world.stack.org}"
+        token = _token_for(world, c, f"holder{len(world.tokens)}", [{"resource": name, "role_id": role.json()["id"]}])
+        world.tokens[f"holder{len(world.tokens)}"] = token
+        return token
+
+
+ORG_ROUTES = [r for r in ROUTES if DOCUMENTED[r].startswith("organization.")]
+
+
+@pytest.mark.parametrize(("method", "path"), ORG_ROUTES, ids=[f"{m} {p}" for m, p in ORG_ROUTES])
+def test_the_documented_permission_is_exactly_what_the_route_needs(world: World, method: str, path: str) -> None:
+    permission = DOCUMENTED[(method, path)]
+    granted = _call(world, method, path, _holder(world, [permission]), real=False)
+    assert granted.status_code not in (401, 403), f"with {permission}: {granted.status_code} {granted.text[:200]}"
+    others = [p for p in ALL_PERMISSIONS if p != permission]
+    # Outside /organizations/{org} the organization comes from the account, so it must exist.
+    refused = _call(world, method, path, _holder(world, others), real=not path.startswith(O))
+    assert (refused.status_code, refused.json()["code"]) == (403, "IAM-001"), f"without {permission}: {refused.text}"
