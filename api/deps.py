@@ -45,25 +45,27 @@ async def authenticate(state: ApiState, authorization: str | None) -> Principal:
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise AuthenticationError("AUT-002", "Authorization must be 'Bearer <token>'")
-    if not is_well_formed(token):
-        raise AuthenticationError("AUT-002", "malformed access token")
-    hashed = token_hash(token)
-    principal = state.principals.get(hashed)
-    if principal is not None:
-        state.used_tokens.add(principal.token_id)
-        return principal
+    # keyed by the raw token, held in this process's memory only (never logged): a hit skips checksum and hash
+    principal = state.principals.get(token)
+    if principal is None:
+        if not is_well_formed(token):
+            raise AuthenticationError("AUT-002", "malformed access token")
+        principal = await state.principals.get_or_load(token, lambda: _load_principal(state, token))
+    state.used_tokens.add(principal.token_id)
+    return principal
+
+
+async def _load_principal(state: ApiState, token: str) -> tuple[str, Principal]:
     try:
         async with state.sessions() as session:
-            found = await lookup_token(session, hashed, datetime.now(UTC))
+            found = await lookup_token(session, token_hash(token), datetime.now(UTC))
     except OperationalError as exc:
         raise Unavailable("the database is unavailable; retry later") from exc
     if found.expired:
         raise AuthenticationError("AUT-004", "access token expired")
     if found.principal is None:
         raise AuthenticationError("AUT-003", "unknown or revoked access token")
-    state.principals.put(hashed, found.principal.organization_id, found.principal)
-    state.used_tokens.add(found.principal.token_id)
-    return found.principal
+    return found.principal.organization_id, found.principal
 
 
 async def current_principal(request: Request, state: StateDep) -> Principal:

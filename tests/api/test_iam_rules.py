@@ -1,0 +1,382 @@
+"""IAM rules over HTTP against a real API process: tokens, accounts, roles, bindings,
+incident membership, the escalation guard, the authentication policy and the audit log."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from app.kafka_local import LocalKafka
+from tests.support.db import insert_incident
+from tests.support.stack import Stack, wait_for
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("iam"), kafka.bootstrap)
+    stack.bootstrap()
+    stack.start_api()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def owner(api: Stack) -> Iterator[httpx.Client]:
+    with api.client() as client:
+        yield client
+
+
+def org_name(api: Stack, tail: str = "") -> str:
+    return f"crn:tocsin:organizations:{api.org}{tail}"
+
+
+def new_sa(owner: httpx.Client, name: str, bindings: list[dict[str, str]] | None = None) -> tuple[str, str]:
+    sa = owner.post("/service_accounts", json={"name": name})
+    assert sa.status_code == 201, sa.text
+    sa_id = sa.json()["id"]
+    if bindings is not None:
+        r = owner.put(f"/service_accounts/{sa_id}/iam", json={"bindings": bindings})
+        assert r.status_code == 200, r.text
+    token = owner.post(f"/service_accounts/{sa_id}/access_tokens", json={"name": "t"})
+    assert token.status_code == 201, token.text
+    return sa_id, token.json()["access_token"]
+
+
+def as_token(api: Stack, token: str) -> httpx.Client:
+    return api.client(token)
+
+
+def test_token_is_returned_once_and_listed_without_secret(api: Stack, owner: httpx.Client) -> None:
+    sa_id, token = new_sa(owner, "once", [{"resource": org_name(api), "role_id": "viewer"}])
+    listed = owner.get(f"/service_accounts/{sa_id}/access_tokens").json()["items"]
+    assert len(listed) == 1 and "access_token" not in listed[0] and token not in str(listed)
+    with as_token(api, token) as c:
+        assert c.get("/workflow_topics").status_code == 200
+    used = wait_for(
+        lambda: owner.get(f"/service_accounts/{sa_id}/access_tokens").json()["items"][0]["last_used_at"],
+        10,
+        "last_used_at to be recorded",
+    )
+    assert used
+
+
+@pytest.mark.parametrize("short_path", [False, True])
+def test_revoke_on_both_paths(api: Stack, owner: httpx.Client, short_path: bool) -> None:
+    sa_id, token = new_sa(owner, f"revoke-{short_path}", [{"resource": org_name(api), "role_id": "viewer"}])
+    token_id = owner.get(f"/service_accounts/{sa_id}/access_tokens").json()["items"][0]["id"]
+    with as_token(api, token) as c:
+        assert c.get("/workflow_topics").status_code == 200
+        path = (
+            f"{api.base_url}/v1/service_accounts/{sa_id}/access_tokens/{token_id}"
+            if short_path
+            else f"/service_accounts/{sa_id}/access_tokens/{token_id}"
+        )
+        assert owner.delete(path).status_code == 204
+        r = c.get("/workflow_topics")
+        assert (r.status_code, r.json()["code"]) == (401, "AUT-003")
+        assert owner.delete(path).status_code == 404
+
+
+def test_inactive_account_tokens_stop_at_once_and_work_again_when_active(api: Stack, owner: httpx.Client) -> None:
+    sa_id, token = new_sa(owner, "inactive", [{"resource": org_name(api), "role_id": "viewer"}])
+    with as_token(api, token) as c:
+        assert c.get("/workflow_topics").status_code == 200
+        assert owner.patch(f"/service_accounts/{sa_id}", json={"status": "INACTIVE"}).status_code == 200
+        assert c.get("/workflow_topics").json()["code"] == "AUT-003"
+        assert owner.patch(f"/service_accounts/{sa_id}", json={"status": "ACTIVE"}).status_code == 200
+        assert c.get("/workflow_topics").status_code == 200
+
+
+def test_deleting_an_account_removes_its_tokens(api: Stack, owner: httpx.Client) -> None:
+    sa_id, token = new_sa(owner, "deleted", [{"resource": org_name(api), "role_id": "viewer"}])
+    assert owner.delete(f"/service_accounts/{sa_id}").status_code == 204
+    with as_token(api, token) as c:
+        assert c.get("/workflow_topics").json()["code"] == "AUT-003"
+    assert owner.get(f"/service_accounts/{sa_id}").status_code == 404
+
+
+def test_system_roles_are_listed_and_immutable(api: Stack, owner: httpx.Client) -> None:
+    roles = httpx.get(f"{api.base_url}/v1/iam/roles", headers=owner.headers).json()["items"]
+    ids = {r["id"] for r in roles}
+    assert {"owner", "viewer", "workflow_publisher", "incident_responder", "incident_manager", "user_manager"} <= ids
+    body = {"name": "x", "policies": [{"permission_id": "organization.incident:get", "effect": "allow"}]}
+    for role_id in ids:
+        assert owner.put(f"/iam/roles/{role_id}", json=body).json()["code"] == "IAM-002"
+        assert owner.delete(f"/iam/roles/{role_id}").json()["code"] == "IAM-002"
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"permission_id": "organization.incident:get", "effect": "deny"},
+        {"permission_id": "Organization.incident:get", "effect": "allow"},
+        {"permission_id": "organization.incident", "effect": "allow"},
+        {"permission_id": "organization.incident:read", "effect": "allow"},
+        {"permission_id": "organization..incident:get", "effect": "allow"},
+        {"permission_id": "organization.incident:**", "effect": "allow"},
+        {"permission_id": "organization.incident:get", "effect": "allow", "organization_id": "org_x"},
+    ],
+)
+def test_custom_role_validation(owner: httpx.Client, policy: dict[str, Any]) -> None:
+    r = owner.post("/iam/roles", json={"name": "bad", "policies": [policy]})
+    assert (r.status_code, r.json()["code"]) == (422, "VAL-001")
+
+
+def test_wildcard_shorthand_grants_every_action_of_the_resource(api: Stack, owner: httpx.Client) -> None:
+    role = owner.post(
+        "/iam/roles",
+        json={
+            "name": "topics-all",
+            "policies": [{"permission_id": "organization.workflow_topic:*", "effect": "allow"}],
+        },
+    ).json()
+    _sa, token = new_sa(owner, "wild", [{"resource": org_name(api), "role_id": role["id"]}])
+    with as_token(api, token) as c:
+        assert c.post("/workflow_topics", json={"key": "wild"}).status_code == 201
+        assert c.get("/workflow_topics/wild").status_code == 200
+        assert c.delete("/workflow_topics/wild").status_code == 204
+        assert c.get("/operation_books").json()["code"] == "IAM-001"
+
+
+def test_regex_tail_covers_sub_resources_and_collection_tail_covers_every_resource(
+    api: Stack, owner: httpx.Client
+) -> None:
+    first = insert_incident(api)
+    second = insert_incident(api)
+    _sa, one = new_sa(
+        owner,
+        "one-incident",
+        [{"resource": org_name(api, f":incidents/{first}<(/.*)?$>"), "role_id": "incident_manager"}],
+    )
+    _sa, every = new_sa(
+        owner, "all-incidents", [{"resource": org_name(api, ":incidents<(/.*)?$>"), "role_id": "incident_manager"}]
+    )
+    with as_token(api, one) as c:
+        assert c.get(f"/incidents/{first}").status_code == 200
+        assert c.get(f"/incidents/{first}/events").status_code == 200
+        assert c.get(f"/incidents/{second}").json()["code"] == "IAM-001"
+    with as_token(api, every) as c:
+        assert c.get(f"/incidents/{first}").status_code == 200
+        assert c.get(f"/incidents/{second}/form_answers").status_code == 200
+        assert c.get("/workflow_topics").json()["code"] == "IAM-001"
+
+
+def test_binding_on_the_organization_name_covers_everything_in_it(api: Stack, owner: httpx.Client) -> None:
+    _sa, token = new_sa(owner, "org-viewer", [{"resource": org_name(api), "role_id": "viewer"}])
+    with as_token(api, token) as c:
+        for path in ("/workflow_topics", "/operation_books", "/workflows", "/incidents", "/groups", "/users"):
+            assert c.get(path).status_code == 200, path
+        assert c.post("/workflow_topics", json={"key": "nope"}).json()["code"] == "IAM-001"
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        "crn:tocsin:organizations:org_other",
+        "crn:tocsin:organizations:org_other:incidents<(/.*)?$>",
+        "crn:tocsin:organizations:<.*>",
+        "crn:tocsin:organizations<.*>",
+        "crn:tocsin:organizations:{org}<.*>",
+        "crn:tocsin:organizations:{org}x",
+        "crn:tocsin:organizations:{org}:incidents<(a+)+$>",
+        "crn:other:organizations:{org}",
+    ],
+)
+def test_no_binding_reaches_another_organization(api: Stack, owner: httpx.Client, resource: str) -> None:
+    sa = owner.post("/service_accounts", json={"name": "reach"}).json()
+    r = owner.put(
+        f"/service_accounts/{sa['id']}/iam",
+        json={"bindings": [{"resource": resource.format(org=api.org), "role_id": "viewer"}]},
+    )
+    assert (r.status_code, r.json()["code"]) == (422, "VAL-001"), resource
+
+
+def test_incident_members_see_their_incident_and_only_their_answers_fullaccess_sees_all(
+    api: Stack, owner: httpx.Client
+) -> None:
+    member = owner.post("/users", json={"email": "m@example.com", "display_name": "Member"}).json()["id"]
+    outsider = owner.post("/users", json={"email": "o@example.com", "display_name": "Outsider"}).json()["id"]
+    group = owner.post("/groups", json={"name": "responders", "member_user_ids": [outsider]}).json()["id"]
+    responders = [{"resource": org_name(api), "role_id": "incident_responder"}]
+    for user in (member, outsider):
+        assert owner.put(f"/users/{user}/iam", json={"bindings": responders}).status_code == 200
+    tokens = {u: owner.post(f"/users/{u}/access_tokens", json={}).json()["access_token"] for u in (member, outsider)}
+    mine = insert_incident(api, member_user_ids=[member])
+    via_group = insert_incident(api)
+    hidden = insert_incident(api)
+    r = owner.put(
+        f"/incidents/{via_group}/iam",
+        json={"bindings": [{"role_id": "incident_responder", "user_ids": [], "group_ids": [group]}]},
+    )
+    assert r.status_code == 200, r.text
+    with as_token(api, tokens[member]) as c:
+        assert {i["id"] for i in c.get("/incidents").json()["items"]} == {mine}
+        assert c.get(f"/incidents/{hidden}").status_code == 404
+        assert c.post(f"/incidents/{mine}/form_answers", json={"answers": {"q": "member"}}).status_code == 201
+    with as_token(api, tokens[outsider]) as c:
+        assert {i["id"] for i in c.get("/incidents").json()["items"]} == {via_group}
+        assert c.get(f"/incidents/{mine}/form_answers").status_code == 404
+        assert c.post(f"/incidents/{via_group}/form_answers", json={"answers": {"q": "o"}}).status_code == 201
+    assert owner.post(f"/incidents/{mine}/form_answers", json={"answers": {"q": "owner"}}).status_code == 201
+    with as_token(api, tokens[member]) as c:
+        answers = c.get(f"/incidents/{mine}/form_answers").json()["items"]
+        assert [a["answers"] for a in answers] == [{"q": "member"}]
+    everything = owner.get(f"/incidents/{mine}/form_answers").json()["items"]
+    assert sorted(a["answers"]["q"] for a in everything) == ["member", "owner"]
+    listed = {i["id"] for i in owner.get("/incidents", params={"limit": 500}).json()["items"]}
+    assert {mine, via_group, hidden} <= listed
+
+
+def test_incidents_can_be_acknowledged_and_resolved(api: Stack, owner: httpx.Client) -> None:
+    incident = insert_incident(api)
+    ack = owner.patch(f"/incidents/{incident}", json={"status": "ACKNOWLEDGED"}).json()
+    assert ack["status"] == "ACKNOWLEDGED" and ack["acknowledged_at"]
+    done = owner.patch(f"/incidents/{incident}", json={"status": "RESOLVED"}).json()
+    assert done["status"] == "RESOLVED" and done["resolved_at"]
+    kinds = [e["kind"] for e in owner.get(f"/incidents/{incident}/events").json()["items"]]
+    assert kinds == ["ACKNOWLEDGED", "RESOLVED"]
+
+
+def test_escalation_paths_are_refused(api: Stack, owner: httpx.Client) -> None:
+    admin_role = owner.post(
+        "/iam/roles",
+        json={
+            "name": "sa-admin",
+            "policies": [
+                {"permission_id": p, "effect": "allow"}
+                for p in (
+                    "organization.service_account:*",
+                    "organization.service_account.access_token:*",
+                    "organization.iam_policy:*",
+                    "organization.role:*",
+                    "organization.workflow_topic:get",
+                )
+            ],
+        },
+    ).json()
+    _admin, token = new_sa(owner, "sa-admin", [{"resource": org_name(api), "role_id": admin_role["id"]}])
+    target, _t = new_sa(owner, "powerful", [{"resource": org_name(api), "role_id": "owner"}])
+    with as_token(api, token) as c:
+        victim = c.post("/service_accounts", json={"name": "victim"}).json()["id"]
+        grant_owner = c.put(
+            f"/service_accounts/{victim}/iam", json={"bindings": [{"resource": org_name(api), "role_id": "owner"}]}
+        )
+        assert grant_owner.json()["code"] == "IAM-002"
+        mint = c.post(f"/service_accounts/{target}/access_tokens", json={})
+        assert mint.json()["code"] == "IAM-002"
+        widen = c.put(
+            f"/iam/roles/{admin_role['id']}",
+            json={
+                "name": "sa-admin",
+                "policies": [{"permission_id": "organization.incident:fullaccess", "effect": "allow"}],
+            },
+        )
+        assert widen.json()["code"] == "IAM-002"
+        new_role = c.post(
+            "/iam/roles",
+            json={"name": "sneaky", "policies": [{"permission_id": "organization.user:create", "effect": "allow"}]},
+        )
+        assert new_role.json()["code"] == "IAM-002"
+        allowed = c.put(
+            f"/service_accounts/{victim}/iam",
+            json={"bindings": [{"resource": org_name(api, ":workflow_topics<(/.*)?$>"), "role_id": admin_role["id"]}]},
+        )
+        assert allowed.status_code == 200, allowed.text
+
+
+def test_iam_check_names_the_granting_binding(api: Stack, owner: httpx.Client) -> None:
+    sa_id, _t = new_sa(
+        owner, "checked", [{"resource": org_name(api, ":workflow_topics<(/.*)?$>"), "role_id": "workflow_publisher"}]
+    )
+    question = {
+        "principal": {"kind": "service_account", "id": sa_id},
+        "permission": "organization.workflow_topic:publish",
+        "resource": org_name(api, ":workflow_topics/quake"),
+    }
+    yes = owner.post("/iam:check", json=question).json()
+    assert yes == {
+        "allowed": True,
+        "granted_by": {
+            "binding": {"resource": org_name(api, ":workflow_topics<(/.*)?$>"), "role_id": "workflow_publisher"},
+            "role_id": "workflow_publisher",
+        },
+    }
+    no = owner.post("/iam:check", json={**question, "permission": "organization.workflow_topic:delete"}).json()
+    assert no == {"allowed": False, "granted_by": None}
+
+
+def test_authentication_policy_defaults_and_bounds(owner: httpx.Client) -> None:
+    defaults = {
+        "password_login_enabled": True,
+        "password_self_reset_enabled": False,
+        "password_reset_token_expires_in_seconds": 900,
+        "enforce_mfa": False,
+        "totp_enabled": True,
+        "webauthn_enabled": True,
+        "magic_link_enabled": False,
+    }
+    assert owner.get("/iam/authentication_policy").json() == defaults
+    for seconds, ok in ((59, False), (60, True), (2_592_000, True), (2_592_001, False), ("900", False)):
+        r = owner.put("/iam/authentication_policy", json={"password_reset_token_expires_in_seconds": seconds})
+        assert (r.status_code == 200) is ok, (seconds, r.text)
+    assert owner.put("/iam/authentication_policy", json={"enforce_mfa": "yes"}).status_code == 422
+    assert owner.put("/iam/authentication_policy", json={"enforce_mfa": True}).json() == {
+        **defaults,
+        "enforce_mfa": True,
+    }
+
+
+def test_mass_assignment_is_refused(api: Stack, owner: httpx.Client) -> None:
+    for body in (
+        {"name": "x", "organization_id": "org_evil"},
+        {"name": "x", "kind": "user_account"},
+        {"name": "x", "id": "sa_mine"},
+        {"name": "x", "token_hash": "0" * 64},
+    ):
+        assert owner.post("/service_accounts", json=body).status_code == 422, body
+    sa_id, _t = new_sa(owner, "mass")
+    for body in ({"organization_id": "org_evil"}, {"kind": "user_account"}, {"platform_owner": True}):
+        assert owner.patch(f"/service_accounts/{sa_id}", json=body).status_code == 422, body
+    assert owner.post(f"/service_accounts/{sa_id}/access_tokens", json={"token_hash": "0" * 64}).status_code == 422
+    assert owner.get(f"/service_accounts/{sa_id}").json()["organization_id"] == api.org
+
+
+def test_audit_log_records_changes_without_secrets(api: Stack, owner: httpx.Client) -> None:
+    sa_id, token = new_sa(owner, "audited", [{"resource": org_name(api), "role_id": "viewer"}])
+    entries = owner.get("/audit_log", params={"limit": 500}).json()["items"]
+    about = [e for e in entries if sa_id in (e["target"]["id"], e["detail"].get("account_id"))]
+    assert {e["action"] for e in about} >= {"create", "set_bindings"}
+    assert all(e["actor"]["id"] == api.credentials["service_account_id"] and e["at"] for e in about)
+    assert token not in str(entries) and api.credentials["access_token"] not in str(entries)
+
+
+def test_revoked_token_is_rejected_on_every_replica_within_a_second(
+    api: Stack, owner: httpx.Client, kafka: LocalKafka
+) -> None:
+    second = Stack(api.var_dir, kafka.bootstrap)
+    second._env.update({k: v for k, v in api.env.items() if k.startswith("TOCSIN_") and k != "TOCSIN_API_PORT"})
+    second.credentials = api.credentials
+    second.start_api()
+    try:
+        sa_id, token = new_sa(owner, "replicated", [{"resource": org_name(api), "role_id": "viewer"}])
+        token_id = owner.get(f"/service_accounts/{sa_id}/access_tokens").json()["items"][0]["id"]
+        with second.client(token) as other_replica:
+            assert other_replica.get("/workflow_topics").status_code == 200  # now cached on that replica
+            assert owner.delete(f"/service_accounts/{sa_id}/access_tokens/{token_id}").status_code == 204
+            revoked_at = time.monotonic()
+            wait_for(
+                lambda: other_replica.get("/workflow_topics").status_code == 401,
+                5,
+                "the other replica to reject",
+                interval=0.02,
+            )
+            elapsed = time.monotonic() - revoked_at
+        assert elapsed < 1.0, f"the other replica accepted the revoked token for {elapsed:.2f}s"
+    finally:
+        second.stop()
