@@ -9,28 +9,15 @@ from app.domain.principal import Principal
 from app.errors import ChangeRefused, InvalidInput
 
 
-def expand(permissions: Iterable[str]) -> list[str]:
-    """``x:*`` becomes every action of ``x``; other permissions stay as they are."""
-    out: list[str] = []
-    for permission in permissions:
-        if permission.endswith(":*"):
-            out += [f"{permission[:-2]}:{action}" for action in iam.ACTIONS]
-        else:
-            out.append(permission)
-    return out
-
-
-def literal_part(resource: str) -> str:
-    return resource.split("<", 1)[0]
-
-
 def ensure_holds(principal: Principal, permissions: Iterable[str], resource: str, what: str) -> None:
-    """Refuse unless the caller holds every one of ``permissions`` on ``resource``'s literal part."""
-    target = literal_part(resource)
-    missing = [p for p in expand(permissions) if not principal.can(p, target)]
+    """Refuse unless the caller holds every one of ``permissions`` on every name ``resource`` can match."""
+    missing = iam.escalation_violations(
+        permissions,
+        lambda p: iam.evaluate_pattern(principal.bindings, principal.roles, p, resource) is not None,
+    )
     if missing:
         raise ChangeRefused(
-            f"{what} would give permissions you do not hold on {target}",
+            f"{what} would give permissions you do not hold on {resource}",
             details={"missing_permissions": missing[:20]},
         )
 

@@ -106,7 +106,7 @@ def _subject_router(collection: str) -> None:
         existing = {(b["resource"], b["role_id"]) for b in before["bindings"]}
         for i, binding in enumerate(body.bindings):
             try:
-                iam.validate_binding_resource(binding.resource, org_id)  # type: ignore[attr-defined]
+                iam.validate_binding_resource(binding.resource, org_id)
             except iam.InvalidName as exc:
                 raise _invalid(f"bindings.{i}.resource", str(exc)) from exc
             if binding.role_id not in roles:

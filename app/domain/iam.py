@@ -32,7 +32,6 @@ MAX_TAIL_PATHS = 2 * (MAX_NAME_LENGTH + 1) ** 2
 _ORG = r"[A-Za-z0-9_-]{1,128}"
 _TYPE = r"[a-z][a-z0-9_]{0,63}"
 _SEGMENT = r"(?!\.\.?(?:/|\Z))[A-Za-z0-9_.~-]{1,128}"
-_ORG_RE = re.compile(_ORG)
 RESOURCE_NAME_RE = re.compile(rf"crn:{SERVICE_WORD}:organizations:{_ORG}(?::{_TYPE}(?:/{_SEGMENT})*)?")
 # The literal part before a tail may also stop right after ``:`` or ``/``.
 _LITERAL_RE = re.compile(rf"crn:{SERVICE_WORD}:organizations:{_ORG}(?::(?:{_TYPE}(?:/{_SEGMENT})*/?)?)?")
@@ -66,16 +65,17 @@ class InvalidName(ValueError):
     """A resource name or regex tail that is malformed or unsafe."""
 
 
-@lru_cache(maxsize=1024)
 def is_valid_permission(permission: str, *, allow_wildcard: bool = False) -> bool:
     """The spec's permission pattern, read with a literal dot; ``:*`` in role policies."""
-    if PERMISSION_RE.match(permission):
-        return True
-    return allow_wildcard and bool(_WILDCARD_PERMISSION_RE.match(permission))
+    return _concrete(permission) or (allow_wildcard and _WILDCARD_PERMISSION_RE.match(permission) is not None)
 
 
-def _covers(granted: str, wanted: str) -> bool:
-    # ``wanted`` is a valid concrete permission, so a match makes ``granted`` valid too.
+@lru_cache(maxsize=1024)
+def _concrete(permission: str) -> bool:
+    return PERMISSION_RE.match(permission) is not None
+
+
+def _covers(granted: str, wanted: str) -> bool:  # ``wanted`` is valid and concrete, so a match is too
     return granted == wanted or (granted.endswith(":*") and wanted.rpartition(":")[0] == granted[:-2])
 
 
@@ -84,7 +84,7 @@ def permission_covers(granted: str, wanted: str) -> bool:
 
     ``x:*`` covers every action of exactly ``x``: not ``x_y:...`` nor ``x.sub:...``.
     """
-    return is_valid_permission(wanted) and _covers(granted, wanted)
+    return _concrete(wanted) and _covers(granted, wanted)
 
 
 def expand_permission(permission: str) -> tuple[str, ...]:
@@ -97,10 +97,9 @@ def expand_permission(permission: str) -> tuple[str, ...]:
 
 
 def escalation_violations(granted_permissions: Iterable[str], caller_can: Callable[[str], bool]) -> list[str]:
-    """The permissions a grant would hand out that the caller does not hold (IAM-002 if any).
+    """The permissions a grant would hand out that the caller does not hold (IAM-002 if any), deduplicated.
 
-    ``x:*`` is expanded into every action; an entry that is not a valid permission is
-    reported as it is (fail closed). Order of first appearance, without duplicates.
+    ``x:*`` is expanded into every action; an entry that is not a valid permission is reported as is (fail closed).
     """
     out: list[str] = []
     for entry in granted_permissions:
@@ -123,10 +122,8 @@ def resource_name(org_id: str, resource_type: str | None = None, resource_id: st
 
 def validate_resource_name(name: str) -> str:
     """Return a literal name (no tail) unchanged, or raise :class:`InvalidName` (RESOURCE_NAME_RE, length)."""
-    if len(name) > MAX_NAME_LENGTH:
-        raise InvalidName("resource name is too long")
-    if not RESOURCE_NAME_RE.fullmatch(name):
-        raise InvalidName(f"not a resource name: crn:{SERVICE_WORD}:organizations:<org_id>[:<type>[/<id>...]]")
+    if len(name) > MAX_NAME_LENGTH or not RESOURCE_NAME_RE.fullmatch(name):
+        raise InvalidName(f"not a resource name {NAME_PREFIX}<org_id>[:<type>[/<id>...]] of <= {MAX_NAME_LENGTH} chars")
     return name
 
 
@@ -246,10 +243,8 @@ def parse_pattern(name: str) -> NamePattern:
     if name.endswith(">") and "<" in name:
         literal, _, rest = name.partition("<")
         tail_src = rest[:-1]
-    if not literal.startswith(NAME_PREFIX):
-        raise InvalidName(f"resource name must start with {NAME_PREFIX}")
     if not (_LITERAL_RE if tail_src is not None else RESOURCE_NAME_RE).fullmatch(literal):
-        raise InvalidName("malformed resource name (a regex tail must be the last part, written <...>)")
+        raise InvalidName(f"malformed name: {NAME_PREFIX}<org_id>[:<type>[/<id>...]] then an optional <tail>")
     if tail_src is None:
         return NamePattern(literal=literal, tail=None)
     src = tail_src.removeprefix("^").removesuffix("$")
@@ -259,21 +254,27 @@ def parse_pattern(name: str) -> NamePattern:
     return NamePattern(literal=literal, tail=re.compile(src))
 
 
-@lru_cache(maxsize=4096)
+_PATTERNS: dict[str, NamePattern | None] = {}  # parse_pattern's result or None; a dict is cheaper than lru_cache
+_UNPARSED = NamePattern("", None)
+
+
 def _pattern_or_none(name: str) -> NamePattern | None:
-    try:
-        return parse_pattern(name)
-    except InvalidName:
-        return None
+    pattern = _PATTERNS.get(name, _UNPARSED)
+    if pattern is _UNPARSED:  # a local, so a concurrent clear() cannot make it vanish
+        try:
+            pattern = parse_pattern(name)
+        except InvalidName:
+            pattern = None
+        if len(_PATTERNS) >= 4096:
+            _PATTERNS.clear()
+        _PATTERNS[name] = pattern
+    return pattern
 
 
 def validate_binding_resource(name: str, org_id: str) -> NamePattern:
-    """Parse a binding's resource name for ``org_id``; raise :class:`InvalidName` unless it stays inside it.
-
-    The literal part must name ``org_id`` in full — exactly ``crn:tocsin:organizations:<org_id>``
-    or that followed by ``:`` — and a tail right after the org id may only continue with ``:``.
-    """
-    if not _ORG_RE.fullmatch(org_id):
+    """Parse a binding's name for ``org_id``; :class:`InvalidName` unless its literal names ``org_id`` in full
+    (the org's name, or it followed by ``:``) and a tail right after the org id can only continue with ``:``."""
+    if not re.fullmatch(_ORG, org_id):
         raise InvalidName("malformed organization id")
     pattern = parse_pattern(name)
     own = organization_name(org_id)
@@ -312,6 +313,8 @@ def pattern_covers(outer: str, inner: str) -> bool:
     if big is None or small is None or (big.tail is not None and big.tail.pattern not in _SATURATING_TAILS):
         return outer == inner and big is not None
     (exact_o, prefix_o), (exact_i, prefix_i) = _reach(big), _reach(small)
+    if big.org_level and big.tail is not None and "/" in _analyse_tail(big.tail.pattern).first:
+        prefix_o = None  # right after the org id only ':' may follow, which a '/' tail never matches
     exact_ok = exact_i is None or exact_i == exact_o or (prefix_o is not None and exact_i.startswith(prefix_o))
     return exact_ok and (prefix_i is None or (prefix_o is not None and prefix_i.startswith(prefix_o)))
 
@@ -328,7 +331,7 @@ class Role:
 
     def grants(self, permission: str) -> bool:
         """Whether one of the role's permissions covers the concrete ``permission``."""
-        return is_valid_permission(permission) and any(_covers(p, permission) for p in self.permissions)
+        return _concrete(permission) and any(_covers(p, permission) for p in self.permissions)
 
 
 def _of(prefixes: Iterable[str], *actions: str) -> tuple[str, ...]:
@@ -372,15 +375,14 @@ class Grant:
 
 
 def evaluate(bindings: Sequence[Binding], roles: Mapping[str, Role], permission: str, resource: str) -> Grant | None:
-    """The first binding whose pattern covers ``resource`` and whose role grants ``permission``.
-
-    Bindings whose stored name is invalid or unsafe, and unknown roles, are skipped.
-    """
-    if not is_valid_permission(permission):
+    """The first binding covering ``resource`` whose role grants ``permission``; invalid names are skipped."""
+    if not _concrete(permission):
         return None
     for binding in bindings:
-        pattern = _pattern_or_none(binding.resource)
-        role = roles.get(binding.role_id) if pattern is not None and pattern.matches(resource) else None
+        pattern = _PATTERNS.get(binding.resource) or _pattern_or_none(binding.resource)
+        if pattern is None or not resource.startswith(pattern.literal) or not pattern.matches(resource):
+            continue
+        role = roles.get(binding.role_id)
         if role is not None and any(_covers(p, permission) for p in role.permissions):
             return Grant(binding=binding, role_id=role.id)
     return None

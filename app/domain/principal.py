@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.domain import iam
@@ -17,7 +18,7 @@ class Principal:
     platform_owner: bool
     token_id: str
     bindings: tuple[iam.Binding, ...]
-    roles: dict[str, iam.Role] = field(default_factory=lambda: dict(iam.SYSTEM_ROLES))
+    roles: Mapping[str, iam.Role] = field(default_factory=lambda: iam.SYSTEM_ROLES)
     group_ids: frozenset[str] = frozenset()
     incident_ids: frozenset[str] = frozenset()  # incidents whose bindings name this account or its groups
 

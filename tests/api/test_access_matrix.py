@@ -1,4 +1,4 @@
-"""Every route × every kind of bad or insufficient token gives the documented code, and
+"""Every route and every kind of bad or insufficient token gives the documented code, and
 never another organization's data. The expected permissions come from API.md's table,
 written out here — not read from the code under test."""
 
@@ -24,18 +24,18 @@ pytestmark = pytest.mark.kafka
 PLATFORM = "platform owner"
 MEMBER = "any member of the organization"
 ANYONE = "any authenticated caller"
-O = "/v1/organizations/{org_id}"
+ORG = "/v1/organizations/{org_id}"
 
 # API.md "Permissions by route": resource type → permission prefix, actions by method.
 DOCUMENTED: dict[tuple[str, str], str] = {
     ("POST", "/v1/organizations"): PLATFORM,
-    ("GET", O): MEMBER,
-    ("PATCH", O): PLATFORM,
+    ("GET", ORG): MEMBER,
+    ("PATCH", ORG): PLATFORM,
     ("GET", "/v1/iam/roles"): ANYONE,
-    ("GET", O + "/iam/authentication_policy"): "organization.authentication_policy:get",
-    ("PUT", O + "/iam/authentication_policy"): "organization.authentication_policy:update",
-    ("GET", O + "/audit_log"): "organization.audit_log:list",
-    ("POST", O + "/iam:check"): "organization.iam_policy:get",
+    ("GET", ORG + "/iam/authentication_policy"): "organization.authentication_policy:get",
+    ("PUT", ORG + "/iam/authentication_policy"): "organization.authentication_policy:update",
+    ("GET", ORG + "/audit_log"): "organization.audit_log:list",
+    ("POST", ORG + "/iam:check"): "organization.iam_policy:get",
     (
         "DELETE",
         "/v1/service_accounts/{account_id}/access_tokens/{token_id}",
@@ -43,53 +43,53 @@ DOCUMENTED: dict[tuple[str, str], str] = {
 }
 for collection, prefix in (("service_accounts", "organization.service_account"), ("users", "organization.user")):
     DOCUMENTED |= {
-        ("POST", f"{O}/{collection}"): f"{prefix}:create",
-        ("GET", f"{O}/{collection}"): f"{prefix}:list",
-        ("GET", f"{O}/{collection}/{{account_id}}"): f"{prefix}:get",
-        ("PATCH", f"{O}/{collection}/{{account_id}}"): f"{prefix}:update",
-        ("DELETE", f"{O}/{collection}/{{account_id}}"): f"{prefix}:delete",
-        ("POST", f"{O}/{collection}/{{account_id}}/access_tokens"): f"{prefix}.access_token:create",
-        ("GET", f"{O}/{collection}/{{account_id}}/access_tokens"): f"{prefix}.access_token:list",
-        ("DELETE", f"{O}/{collection}/{{account_id}}/access_tokens/{{token_id}}"): f"{prefix}.access_token:delete",
-        ("GET", f"{O}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:get",
-        ("PUT", f"{O}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:update",
+        ("POST", f"{ORG}/{collection}"): f"{prefix}:create",
+        ("GET", f"{ORG}/{collection}"): f"{prefix}:list",
+        ("GET", f"{ORG}/{collection}/{{account_id}}"): f"{prefix}:get",
+        ("PATCH", f"{ORG}/{collection}/{{account_id}}"): f"{prefix}:update",
+        ("DELETE", f"{ORG}/{collection}/{{account_id}}"): f"{prefix}:delete",
+        ("POST", f"{ORG}/{collection}/{{account_id}}/access_tokens"): f"{prefix}.access_token:create",
+        ("GET", f"{ORG}/{collection}/{{account_id}}/access_tokens"): f"{prefix}.access_token:list",
+        ("DELETE", f"{ORG}/{collection}/{{account_id}}/access_tokens/{{token_id}}"): f"{prefix}.access_token:delete",
+        ("GET", f"{ORG}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:get",
+        ("PUT", f"{ORG}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:update",
     }
 DOCUMENTED |= {
-    ("POST", O + "/groups"): "organization.group:create",
-    ("GET", O + "/groups"): "organization.group:list",
-    ("GET", O + "/groups/{group_id}"): "organization.group:get",
-    ("PATCH", O + "/groups/{group_id}"): "organization.group:update",
-    ("DELETE", O + "/groups/{group_id}"): "organization.group:delete",
-    ("GET", O + "/groups/{subject_id}/iam"): "organization.iam_policy:get",
-    ("PUT", O + "/groups/{subject_id}/iam"): "organization.iam_policy:update",
-    ("POST", O + "/iam/roles"): "organization.role:create",
-    ("GET", O + "/iam/roles"): "organization.role:list",
-    ("GET", O + "/iam/roles/{role_id}"): "organization.role:get",
-    ("PUT", O + "/iam/roles/{role_id}"): "organization.role:update",
-    ("DELETE", O + "/iam/roles/{role_id}"): "organization.role:delete",
-    ("POST", O + "/workflow_topics"): "organization.workflow_topic:create",
-    ("GET", O + "/workflow_topics"): "organization.workflow_topic:list",
-    ("GET", O + "/workflow_topics/{topic}"): "organization.workflow_topic:get",
-    ("DELETE", O + "/workflow_topics/{topic}"): "organization.workflow_topic:delete",
-    ("POST", O + "/workflow_topics/{topic}/publish"): "organization.workflow_topic:publish",
-    ("POST", O + "/operation_books"): "organization.operation_book:create",
-    ("GET", O + "/operation_books"): "organization.operation_book:list",
-    ("GET", O + "/operation_books/{book_id}"): "organization.operation_book:get",
-    ("DELETE", O + "/operation_books/{book_id}"): "organization.operation_book:delete",
-    ("POST", O + "/workflows"): "organization.workflow:create",
-    ("GET", O + "/workflows"): "organization.workflow:list",
-    ("GET", O + "/workflows/{workflow_id}"): "organization.workflow:get",
-    ("DELETE", O + "/workflows/{workflow_id}"): "organization.workflow:delete",
-    ("GET", O + "/incidents"): "organization.incident:list",
-    ("GET", O + "/incidents/{incident_id}"): "organization.incident:get",
-    ("PATCH", O + "/incidents/{incident_id}"): "organization.incident:update",
-    ("GET", O + "/incidents/{incident_id}/events"): "organization.incident:get",
-    ("POST", O + "/incidents/{incident_id}/events"): "organization.incident:update",
-    ("GET", O + "/incidents/{incident_id}/form_answers"): "organization.incident:get",
-    ("POST", O + "/incidents/{incident_id}/form_answers"): "organization.incident:update",
-    ("GET", O + "/incidents/{incident_id}/iam"): "organization.iam_policy:get",
-    ("PUT", O + "/incidents/{incident_id}/iam"): "organization.iam_policy:update",
-    ("GET", O + "/events/{event_id}"): "organization.event:get",
+    ("POST", ORG + "/groups"): "organization.group:create",
+    ("GET", ORG + "/groups"): "organization.group:list",
+    ("GET", ORG + "/groups/{group_id}"): "organization.group:get",
+    ("PATCH", ORG + "/groups/{group_id}"): "organization.group:update",
+    ("DELETE", ORG + "/groups/{group_id}"): "organization.group:delete",
+    ("GET", ORG + "/groups/{subject_id}/iam"): "organization.iam_policy:get",
+    ("PUT", ORG + "/groups/{subject_id}/iam"): "organization.iam_policy:update",
+    ("POST", ORG + "/iam/roles"): "organization.role:create",
+    ("GET", ORG + "/iam/roles"): "organization.role:list",
+    ("GET", ORG + "/iam/roles/{role_id}"): "organization.role:get",
+    ("PUT", ORG + "/iam/roles/{role_id}"): "organization.role:update",
+    ("DELETE", ORG + "/iam/roles/{role_id}"): "organization.role:delete",
+    ("POST", ORG + "/workflow_topics"): "organization.workflow_topic:create",
+    ("GET", ORG + "/workflow_topics"): "organization.workflow_topic:list",
+    ("GET", ORG + "/workflow_topics/{topic}"): "organization.workflow_topic:get",
+    ("DELETE", ORG + "/workflow_topics/{topic}"): "organization.workflow_topic:delete",
+    ("POST", ORG + "/workflow_topics/{topic}/publish"): "organization.workflow_topic:publish",
+    ("POST", ORG + "/operation_books"): "organization.operation_book:create",
+    ("GET", ORG + "/operation_books"): "organization.operation_book:list",
+    ("GET", ORG + "/operation_books/{book_id}"): "organization.operation_book:get",
+    ("DELETE", ORG + "/operation_books/{book_id}"): "organization.operation_book:delete",
+    ("POST", ORG + "/workflows"): "organization.workflow:create",
+    ("GET", ORG + "/workflows"): "organization.workflow:list",
+    ("GET", ORG + "/workflows/{workflow_id}"): "organization.workflow:get",
+    ("DELETE", ORG + "/workflows/{workflow_id}"): "organization.workflow:delete",
+    ("GET", ORG + "/incidents"): "organization.incident:list",
+    ("GET", ORG + "/incidents/{incident_id}"): "organization.incident:get",
+    ("PATCH", ORG + "/incidents/{incident_id}"): "organization.incident:update",
+    ("GET", ORG + "/incidents/{incident_id}/events"): "organization.incident:get",
+    ("POST", ORG + "/incidents/{incident_id}/events"): "organization.incident:update",
+    ("GET", ORG + "/incidents/{incident_id}/form_answers"): "organization.incident:get",
+    ("POST", ORG + "/incidents/{incident_id}/form_answers"): "organization.incident:update",
+    ("GET", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:get",
+    ("PUT", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:update",
+    ("GET", ORG + "/events/{event_id}"): "organization.event:get",
 }
 PUBLIC = {("GET", "/healthz"), ("GET", "/readyz")}
 ALL_PERMISSIONS = [
@@ -313,5 +313,5 @@ def test_the_documented_permission_is_exactly_what_the_route_needs(world: World,
     assert granted.status_code not in (401, 403), f"with {permission}: {granted.status_code} {granted.text[:200]}"
     others = [p for p in ALL_PERMISSIONS if p != permission]
     # Outside /organizations/{org} the organization comes from the account, so it must exist.
-    refused = _call(world, method, path, _holder(world, others), real=not path.startswith(O))
+    refused = _call(world, method, path, _holder(world, others), real=not path.startswith(ORG))
     assert (refused.status_code, refused.json()["code"]) == (403, "IAM-001"), f"without {permission}: {refused.text}"

@@ -95,7 +95,7 @@ def render_iam(fig: dict[str, Any]) -> list[str]:
         f = fig[key]
         verdict = "met" if f["met"] else "MISSED"
         rows.append(
-            f"  {label:<42} {f['p50_us']:7.2f} / {f['p99_us']:7.2f}  ×{f['p50_us'] / d:6.0f}"
+            f"  {label:<42} {f['p50_us']:7.2f} / {f['p99_us']:7.2f}  x{f['p50_us'] / d:6.0f}"
             f"  target ≤ {f['target_us']:.0f} µs: {verdict}"
         )
     rows.append(f"  {'bare dict lookup':<42} {d:7.3f} / {fig['dict_lookup']['p99_us']:7.3f}")

@@ -144,7 +144,7 @@ def test_expand_permission_spells_out_every_action() -> None:
 
 def grants_of(role_id: str) -> set[str]:
     role = SYSTEM_ROLES[role_id]
-    return {f"{p}:{a}" for p in API_PREFIXES + ["organization.asset_item"] for a in ACTIONS if role.grants(f"{p}:{a}")}
+    return {f"{p}:{a}" for p in [*API_PREFIXES, "organization.asset_item"] for a in ACTIONS if role.grants(f"{p}:{a}")}
 
 
 def test_resource_prefixes_are_api_md_table() -> None:
@@ -255,7 +255,7 @@ def test_evaluate_grants_only_concrete_valid_permissions(permission: str) -> Non
 def test_evaluate_with_fifty_bindings_is_fast() -> None:
     bindings = [Binding(f"{OWN}:incidents/inc_{i}{SUBTREE}", "incident_responder") for i in range(49)]
     bindings.append(Binding(OWN, "viewer"))
-    before = parse_pattern.cache_info().hits
+    misses_before = parse_pattern.cache_info().misses
     samples = []
     for _ in range(200):
         started = time.perf_counter()
@@ -263,7 +263,7 @@ def test_evaluate_with_fifty_bindings_is_fast() -> None:
         samples.append(time.perf_counter() - started)
     assert grant == Grant(bindings[-1], "viewer")
     assert statistics.median(samples) < 0.001  # a sanity bound, not the benchmark (target 20 µs)
-    assert parse_pattern.cache_info().hits >= before  # patterns come from the cache
+    assert parse_pattern.cache_info().misses - misses_before <= len(bindings)  # each parsed once at most
 
 
 # --- privilege escalation -------------------------------------------------------------------
@@ -329,6 +329,8 @@ def test_a_viewer_cannot_hand_out_incident_manager() -> None:
         (OWN, f"{OWN}<.*>", True),
         (OWN, f"{OWN}:<.*>", True),
         (OWN, "crn:tocsin:organizations:org_12", False),
+        (f"{OWN}<(/.*)?>", OWN, False),  # a binding on the org name covers all of it
+        (f"{OWN}<(/.*)?>", f"{OWN}:incidents", False),  # matches only the org's own name
         (OWN, "crn:tocsin:organizations:org_12:incidents<.*>", False),
         (f"{OWN}:incidents{SUBTREE}", f"{OWN}:incidents/X{SUBTREE}", True),
         (f"{OWN}:incidents{SUBTREE}", f"{OWN}:incidents/X", True),
@@ -363,7 +365,7 @@ _literals = st.sampled_from(["", ":", ":incidents", ":incidents/", ":incidents/i
 _rests = st.text(st.sampled_from(list("abc_1/:.")), max_size=16)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.filter_too_much], deadline=None)
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.filter_too_much], deadline=None)
 @given(_literals, _tails, _literals, _tails, st.sampled_from(["org_1", "org_12", "org_"]), _literals, _rests)
 def test_pattern_covers_is_sound(
     outer_literal: str,
@@ -378,9 +380,10 @@ def test_pattern_covers_is_sound(
     outer = OWN + outer_literal + ("" if outer_tail is None else f"<{outer_tail}>")
     inner = OWN + inner_literal + ("" if inner_tail is None else f"<{inner_tail}>")
     try:
-        parse_pattern(outer), parse_pattern(inner)
+        outer_pattern, inner_pattern = parse_pattern(outer), parse_pattern(inner)
     except InvalidName:
         assume(False)
+        return
     name = organization_name(org) + lit + rest
-    if pattern_covers(outer, inner) and parse_pattern(inner).matches(name):
-        assert parse_pattern(outer).matches(name)
+    if pattern_covers(outer, inner) and inner_pattern.matches(name):
+        assert outer_pattern.matches(name)
