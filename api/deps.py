@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -15,7 +16,9 @@ from app.domain import iam
 from app.domain.principal import Principal
 from app.domain.tokens import is_well_formed, token_hash
 from app.errors import AuthenticationError, NotFound, PermissionDenied, Unavailable
-from app.store.accounts import lookup_token
+from app.identity import federated_tokens
+from app.store.accounts import load_principal, lookup_token
+from app.store.models import Account, FederatedCredential
 
 
 def get_state(request: Request) -> ApiState:
@@ -47,11 +50,15 @@ async def authenticate(state: ApiState, authorization: str | None) -> Principal:
         raise AuthenticationError("AUT-002", "Authorization must be 'Bearer <token>'")
     # keyed by the raw token, held in this process's memory only (never logged): a hit skips checksum and hash
     principal = state.principals.get(token)
+    if principal is None and token.startswith(federated_tokens.PREFIX):
+        principal = await state.principals.get_or_load(token, lambda: _load_federated(state, token))
+        return principal
     if principal is None:
         if not is_well_formed(token):
             raise AuthenticationError("AUT-002", "malformed access token")
         principal = await state.principals.get_or_load(token, lambda: _load_principal(state, token))
-    state.used_tokens.add(principal.token_id)
+    if not principal.token_id.startswith("fed:"):
+        state.used_tokens.add(principal.token_id)
     return principal
 
 
@@ -66,6 +73,33 @@ async def _load_principal(state: ApiState, token: str) -> tuple[str, Principal]:
     if found.principal is None:
         raise AuthenticationError("AUT-003", "unknown or revoked access token")
     return found.principal.organization_id, found.principal
+
+
+async def _load_federated(state: ApiState, token: str) -> tuple[str, Principal]:
+    """A token from the exchange: valid while its account and its credential are ACTIVE."""
+    if "." not in token:
+        raise AuthenticationError("AUT-002", "malformed access token")
+    claims = federated_tokens.verify(state.federation.key, token)
+    if claims is None:
+        raise AuthenticationError("AUT-003", "unknown access token")
+    if claims.expires_at <= time.time():
+        raise AuthenticationError("AUT-004", "access token expired")
+    try:
+        async with state.sessions() as session:
+            account = await session.get(Account, claims.service_account_id)
+            credential = await session.get(FederatedCredential, claims.credential_id)
+            if (
+                account is None
+                or credential is None
+                or account.status != "ACTIVE"
+                or credential.status != "ACTIVE"
+                or credential.service_account_id != account.id
+            ):
+                raise AuthenticationError("AUT-003", "the token's account or credential is inactive or deleted")
+            principal = await load_principal(session, account, token_id=f"fed:{credential.id}")
+    except OperationalError as exc:
+        raise Unavailable("the database is unavailable; retry later") from exc
+    return principal.organization_id, principal
 
 
 async def current_principal(request: Request, state: StateDep) -> Principal:

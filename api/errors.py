@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from api.responses import json_response
 from app.errors import TocsinError
@@ -42,30 +43,54 @@ def validation_details(errors: list[Any]) -> dict[str, Any]:
     return {"fields": fields}
 
 
+def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None] | None:
+    """Status, JSON body and extra headers of an error the service raises on purpose (else None).
+
+    Shared by the exception handlers below and the publish fast path (api/fastpath.py).
+    """
+    if isinstance(exc, TocsinError):
+        headers = {"Retry-After": "1"} if exc.retriable else None
+        return exc.http_status, error_body(exc.code, exc.message, exc.details), headers
+    if isinstance(exc, ValidationError | RequestValidationError):
+        return 422, error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), None
+    return None
+
+
+UNEXPECTED = error_body("SYS-000", "internal error")
+
+
+def _described(exc: Exception) -> Response:
+    described = describe(exc)
+    assert described is not None
+    status, body, headers = described
+    return json_response(body, status, headers=headers)
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(TocsinError)
     async def _tocsin(_request: Request, exc: TocsinError) -> Response:
-        headers = {"Retry-After": "1"} if exc.retriable else None
-        return json_response(error_body(exc.code, exc.message, exc.details), exc.http_status, headers=headers)
+        return _described(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_request: Request, exc: RequestValidationError) -> Response:
-        return json_response(
-            error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), 422
-        )
+        return _described(exc)
 
     @app.exception_handler(ValidationError)
     async def _pydantic(_request: Request, exc: ValidationError) -> Response:
-        return json_response(
-            error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), 422
-        )
+        return _described(exc)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> Response:
         code = _HTTP_CODES.get(exc.status_code, f"HTTP-{exc.status_code}")
         return json_response(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, _exc: ClientDisconnect) -> Response:
+        # the client closed the connection before sending its whole request: nobody gets this answer
+        log.debug("client disconnected during %s %s", request.method, request.url.path)
+        return Response(status_code=400)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return json_response(error_body("SYS-000", "internal error"), 500)
+        return json_response(UNEXPECTED, 500)

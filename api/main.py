@@ -12,9 +12,11 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
+from api.fastpath import TocsinAPI
 from api.routes import (
     accounts,
     bindings,
+    federation,
     groups,
     health,
     incidents,
@@ -25,9 +27,10 @@ from api.routes import (
     topics,
     workflows,
 )
-from api.state import ApiState, record_token_use
-from app.config_cache import TTLCache, follow_changes
+from api.state import ApiState, record_token_use, tune_gc
+from app.config_cache import KeyPartitioner, TTLCache, follow_changes
 from app.domain.ids import new_id
+from app.identity.federation import Federation
 from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker
 from app.topics import ensure_topics
@@ -65,7 +68,7 @@ class RequestIdMiddleware:
 async def _follow(state: ApiState) -> None:
     while True:
         try:
-            await follow_changes(state.settings, state.invalidate)
+            await follow_changes(state.settings, state.invalidate, state.changes_followed)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - keep following; the TTL bounds staleness meanwhile
@@ -86,29 +89,39 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             linger_ms=settings.producer_linger_ms,
             request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
             retry_backoff_ms=100,
+            partitioner=KeyPartitioner(),
         )
         await producer.start()
         engine = create_engine(settings.effective_database_url)
+        sessions = sessionmaker(engine)
         state = ApiState(
             settings=settings,
             engine=engine,
-            sessions=sessionmaker(engine),
+            sessions=sessions,
+            federation=Federation(settings, sessions),
             producer=producer,
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
         )
-        state.tasks += [asyncio.create_task(_follow(state)), asyncio.create_task(record_token_use(state))]
+        state.tasks += [
+            asyncio.create_task(_follow(state)),
+            asyncio.create_task(record_token_use(state)),
+            asyncio.create_task(state.federation.run_flusher()),
+        ]
         app.state.tocsin = state
+        tune_gc()
         try:
             yield
         finally:
             for task in state.tasks:
                 task.cancel()
             await asyncio.gather(*state.tasks, return_exceptions=True)
+            await state.federation.flush_attempts()
+            await state.federation.fetcher.aclose()
             await producer.stop()
             await engine.dispose()
 
-    app = FastAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)
+    app = TocsinAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)  # publish fast path outermost
     errors.install(app)
     for router in (
         health.router,
@@ -116,6 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         accounts.service_accounts,
         accounts.users,
         accounts.short,
+        federation.router,
         groups.router,
         roles.router,
         bindings.router,
@@ -126,5 +140,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         incidents.router,
     ):
         app.include_router(router)
+    app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
     app.add_middleware(RequestIdMiddleware)
     return app

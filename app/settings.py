@@ -5,8 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_PLACEHOLDER_KEY = "dev-only-signing-key-change-me"
 
 
 class Settings(BaseSettings):
@@ -30,6 +32,29 @@ class Settings(BaseSettings):
     config_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     sink_batch_size: int = Field(default=500, ge=1)
     sink_batch_seconds: float = Field(default=0.2, gt=0)
+    # Workload-identity federation.
+    dev_mode: bool = True
+    token_signing_key: SecretStr = SecretStr(_PLACEHOLDER_KEY)
+    auth_prefix: str = "/auth"
+    default_audience: str = "http://127.0.0.1:8080"
+    allow_private_networks: bool = False
+    oidc_ca_file: str | None = None
+    jwks_cache_seconds: float = Field(default=300.0, ge=1)
+    jwks_unknown_kid_refetch_seconds: float = Field(default=60.0, ge=0)
+    exchange_rate_per_credential: float = Field(default=50.0, gt=0)
+    exchange_rate_per_client: float = Field(default=20.0, gt=0)
+    exchange_burst: int = Field(default=40, ge=1)
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_key(self) -> Settings:
+        if not self.dev_mode and self.token_signing_key.get_secret_value() == _PLACEHOLDER_KEY:
+            raise ValueError(
+                "TOCSIN_TOKEN_SIGNING_KEY is the development placeholder: set a random secret of 32+ "
+                "characters, or TOCSIN_DEV_MODE=true for local use"
+            )
+        if len(self.token_signing_key.get_secret_value()) < 16:
+            raise ValueError("TOCSIN_TOKEN_SIGNING_KEY must be at least 16 characters")
+        return self
 
     @property
     def effective_database_url(self) -> str:

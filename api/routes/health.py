@@ -30,5 +30,6 @@ async def readyz(request: Request) -> Response | dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - readiness reports any failure as a check result
         checks["database"] = f"unavailable: {type(exc).__name__}"
     checks["broker"] = "ok" if state.producer.client.cluster.brokers() else "unavailable"
+    checks["config_changes"] = "ok" if state.changes_followed.is_set() else "not yet following"
     ok = all(v == "ok" for v in checks.values())
     return json_response({"status": "ready" if ok else "not ready", "checks": checks}, 200 if ok else 503)

@@ -225,3 +225,32 @@ class AuditEntry(Base):
     target_id: Mapped[str] = mapped_column(String(60))
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     at: Mapped[datetime]
+
+
+class FederatedCredential(Base):
+    __tablename__ = "federated_credentials"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40), index=True)
+    service_account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    display_name: Mapped[str] = mapped_column(String(200))
+    issuer_url: Mapped[str] = mapped_column(String(1000))
+    subject_filter: Mapped[str] = mapped_column(String(1024))
+    audience: Mapped[str] = mapped_column(String(1000))
+    attribute_condition: Mapped[str | None] = mapped_column(Text)
+    jwks_uri: Mapped[str] = mapped_column(String(1000))
+    status: Mapped[str] = mapped_column(String(20), default="ACTIVE")
+    created_at: Mapped[datetime]
+
+
+class ExchangeAttempt(Base):
+    """One token-exchange attempt, for admins: outcome and the failing check."""
+
+    __tablename__ = "exchange_attempts"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    credential_id: Mapped[str] = mapped_column(String(40), index=True)
+    organization_id: Mapped[str] = mapped_column(String(40))
+    at: Mapped[datetime]
+    outcome: Mapped[str] = mapped_column(String(20))
+    failed_check: Mapped[str | None] = mapped_column(Text)
+    subject: Mapped[str | None] = mapped_column(String(1024))
+    client_address: Mapped[str | None] = mapped_column(String(64))

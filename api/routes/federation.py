@@ -1,0 +1,287 @@
+"""Federated credentials of service accounts, their exchange log, and the RFC 8693 token
+exchange (the one route answering in the RFC 6749 §5.2 error form)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
+
+from api.deps import SessionDep, StateDep, permission_extra, require
+from api.guard import ensure_can_act_as
+from api.pages import Page, page
+from api.responses import json_response
+from app.domain.federation import InvalidCredential, compile_condition, validate_subject_filter
+from app.domain.ids import new_id
+from app.domain.principal import Principal
+from app.domain.rate_limit import retry_after_header
+from app.errors import InvalidInput, NotFound
+from app.identity.exchange import ExchangeFailure, invalid_request
+from app.identity.federation import RateLimited
+from app.store import audit
+from app.store.accounts import load_principal, utcnow
+from app.store.models import Account, ExchangeAttempt, FederatedCredential
+from app.store.workflows import find_in_org
+
+PERM = "organization.service_account.federated_credential"
+BASE = "/v1/organizations/{org_id}/service_accounts/{account_id}/federated_credentials"
+ONE = "service_accounts/{account_id}/federated_credentials/{credential_id}"
+router = APIRouter(prefix=BASE, tags=["federated credentials"])
+IMMUTABLE = ("issuer_url", "subject_filter", "audience")
+MAX_FORM_BYTES = 64 * 1024
+
+
+class CredentialIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    display_name: str = Field(min_length=1, max_length=200)
+    issuer_url: str = Field(min_length=1, max_length=1000)
+    subject_filter: str = Field(min_length=1, max_length=1024)
+    audience: str | None = Field(default=None, min_length=1, max_length=1000)
+    attribute_condition: str | None = Field(default=None, max_length=4096)
+    status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
+
+
+class CredentialPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    display_name: str | None = Field(default=None, min_length=1, max_length=200)
+    attribute_condition: str | None = Field(default=None, max_length=4096)
+    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    issuer_url: Any = None
+    subject_filter: Any = None
+    audience: Any = None
+
+
+def credential_out(row: FederatedCredential) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "service_account_id": row.service_account_id,
+        "organization_id": row.organization_id,
+        "display_name": row.display_name,
+        "issuer_url": row.issuer_url,
+        "subject_filter": row.subject_filter,
+        "audience": row.audience,
+        "attribute_condition": row.attribute_condition,
+        "status": row.status,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+def _invalid(exc: InvalidCredential) -> InvalidInput:
+    detail: dict[str, Any] = {"field": exc.field, "message": str(exc)}
+    if exc.position is not None:
+        detail["position"] = exc.position
+    return InvalidInput(str(exc), details={"fields": [detail]})
+
+
+async def _service_account(session: SessionDep, org_id: str, account_id: str) -> Account:
+    account: Account | None = await find_in_org(session, Account, org_id, account_id)
+    if account is None or account.kind != "service_account":
+        raise NotFound("service account not found")
+    return account
+
+
+async def _credential(session: SessionDep, org_id: str, account_id: str, credential_id: str) -> FederatedCredential:
+    row: FederatedCredential | None = await find_in_org(session, FederatedCredential, org_id, credential_id)
+    if row is None or row.service_account_id != account_id:
+        raise NotFound("federated credential not found")
+    return row
+
+
+@router.post("", status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))
+async def create_credential(
+    org_id: str,
+    account_id: str,
+    body: CredentialIn,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:create", "service_accounts/{account_id}"))],
+) -> dict[str, Any]:
+    account = await _service_account(session, org_id, account_id)
+    ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
+    try:
+        validate_subject_filter(body.subject_filter)
+        if body.attribute_condition is not None:
+            compile_condition(body.attribute_condition)
+    except InvalidCredential as exc:
+        raise _invalid(exc) from exc
+    jwks_uri = await state.federation.discover(body.issuer_url)
+    row = FederatedCredential(
+        id=new_id("cred"),
+        organization_id=org_id,
+        service_account_id=account.id,
+        display_name=body.display_name,
+        issuer_url=body.issuer_url,
+        subject_filter=body.subject_filter,
+        audience=body.audience or state.settings.default_audience,
+        attribute_condition=body.attribute_condition,
+        jwks_uri=jwks_uri,
+        status=body.status,
+        created_at=utcnow(),
+    )
+    session.add(row)
+    audit.record(
+        session,
+        principal,
+        "create",
+        "federated_credential",
+        row.id,
+        {"service_account_id": account.id, "issuer_url": row.issuer_url, "subject_filter": row.subject_filter},
+    )
+    await session.commit()
+    await state.config_changed(org_id, "federated_credential")
+    return credential_out(row)
+
+
+@router.get("", openapi_extra=permission_extra(f"{PERM}:list"))
+async def list_credentials(
+    org_id: str,
+    account_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require(f"{PERM}:list", "service_accounts/{account_id}"))],
+) -> Page:
+    await _service_account(session, org_id, account_id)
+    rows = await session.scalars(
+        select(FederatedCredential)
+        .where(FederatedCredential.service_account_id == account_id)
+        .order_by(FederatedCredential.id)
+    )
+    return page([credential_out(r) for r in rows.all()], None)
+
+
+@router.get("/{credential_id}", openapi_extra=permission_extra(f"{PERM}:get"))
+async def get_credential(
+    org_id: str,
+    account_id: str,
+    credential_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require(f"{PERM}:get", ONE))],
+) -> dict[str, Any]:
+    return credential_out(await _credential(session, org_id, account_id, credential_id))
+
+
+@router.patch("/{credential_id}", openapi_extra=permission_extra(f"{PERM}:update"))
+async def update_credential(
+    org_id: str,
+    account_id: str,
+    credential_id: str,
+    body: CredentialPatch,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:update", ONE))],
+) -> dict[str, Any]:
+    changes = body.model_dump(exclude_unset=True)
+    if immutable := [f for f in IMMUTABLE if f in changes]:
+        raise InvalidInput(
+            f"{', '.join(immutable)} cannot change: delete the credential and create a new one",
+            details={"fields": [{"field": f, "message": "immutable; delete and recreate"} for f in immutable]},
+        )
+    row = await _credential(session, org_id, account_id, credential_id)
+    if changes.get("attribute_condition") is not None:
+        try:
+            compile_condition(changes["attribute_condition"])
+        except InvalidCredential as exc:
+            raise _invalid(exc) from exc
+    for field, value in changes.items():
+        if field == "display_name" and value is None:
+            continue
+        setattr(row, field, value)
+    audit.record(session, principal, "update", "federated_credential", row.id, changes)
+    await session.commit()
+    await state.config_changed(org_id, "federated_credential")
+    return credential_out(row)
+
+
+@router.delete("/{credential_id}", status_code=204, openapi_extra=permission_extra(f"{PERM}:delete"))
+async def delete_credential(
+    org_id: str,
+    account_id: str,
+    credential_id: str,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require(f"{PERM}:delete", ONE))],
+) -> None:
+    row = await _credential(session, org_id, account_id, credential_id)
+    await session.delete(row)
+    audit.record(session, principal, "delete", "federated_credential", row.id, {"service_account_id": account_id})
+    await session.commit()
+    await state.config_changed(org_id, "federated_credential")
+
+
+@router.get("/{credential_id}/exchanges", openapi_extra=permission_extra(f"{PERM}:get"))
+async def list_exchanges(
+    org_id: str,
+    account_id: str,
+    credential_id: str,
+    session: SessionDep,
+    state: StateDep,
+    _p: Annotated[Principal, Depends(require(f"{PERM}:get", ONE))],
+) -> Page:
+    """Recent exchange attempts: when, outcome, the failing check, the client address."""
+    await _credential(session, org_id, account_id, credential_id)
+    await state.federation.flush_attempts()
+    rows = await session.scalars(
+        select(ExchangeAttempt)
+        .where(ExchangeAttempt.credential_id == credential_id)
+        .order_by(ExchangeAttempt.id.desc())
+        .limit(100)
+    )
+    return page(
+        [
+            {
+                "id": a.id,
+                "at": a.at.isoformat(),
+                "outcome": a.outcome,
+                "failed_check": a.failed_check,
+                "subject": a.subject,
+                "client_address": a.client_address,
+            }
+            for a in rows.all()
+        ],
+        None,
+    )
+
+
+def _oauth_error(status: int, error: str, description: str, headers: dict[str, str] | None = None) -> Response:
+    return json_response({"error": error, "error_description": description}, status, headers=headers)
+
+
+exchange_router = APIRouter(tags=["token exchange"])
+
+
+@exchange_router.post("/workload-identity/{credential_id}/token", openapi_extra={"x-permission": "none (RFC 8693)"})
+async def token_exchange(credential_id: str, request: Request, state: StateDep) -> Response:
+    """RFC 8693 token exchange of an external OIDC JWT for a one-hour access token."""
+    try:
+        form = await _read_form(request)
+        result = await state.federation.exchange(credential_id, form, request.client.host if request.client else "?")
+    except ExchangeFailure as failure:
+        return _oauth_error(failure.status, failure.error, failure.description)
+    except RateLimited as limited:
+        return _oauth_error(
+            429,
+            "temporarily_unavailable",
+            "too many token exchanges; retry later",
+            {"Retry-After": retry_after_header(limited.retry_after)},
+        )
+    return json_response(result, 200, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+
+async def _read_form(request: Request) -> dict[str, str]:
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media != "application/x-www-form-urlencoded":
+        raise invalid_request("the body must be application/x-www-form-urlencoded")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise invalid_request("the body is too large")
+    try:
+        parsed = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(body), max_num_fields=20)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise invalid_request("the body is not a valid form") from exc
+    if any(len(values) > 1 for values in parsed.values()):
+        raise invalid_request("repeated form parameters")
+    return {name: values[0] for name, values in parsed.items()}

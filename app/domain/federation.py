@@ -1,0 +1,152 @@
+"""Federated credentials: subject filters and attribute conditions (CEL), pure.
+
+The spec writes a namespaced claim as ``["<namespace>"]["<claim>"]`` at the top level of a
+condition. That is not plain CEL, so :func:`translate_condition` turns each such operand into
+an index on the ``claims`` map before compiling. Plain claim names are identifiers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import cel
+
+MAX_CONDITION_CHARS = 4096
+MAX_SUBJECT_FILTER_CHARS = 1024
+
+
+class InvalidCredential(ValueError):
+    """A federated-credential field that cannot be accepted; ``field`` names it."""
+
+    def __init__(self, field: str, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.position = position
+
+
+def validate_subject_filter(value: str) -> str:
+    """Exact value, or a prefix ending in one trailing ``*``; a bare ``*`` is refused."""
+    if not value or len(value) > MAX_SUBJECT_FILTER_CHARS:
+        raise InvalidCredential("subject_filter", f"must be 1 to {MAX_SUBJECT_FILTER_CHARS} characters")
+    if value.strip() != value or any(ord(c) < 32 for c in value):
+        raise InvalidCredential("subject_filter", "must not contain surrounding spaces or control characters")
+    if "*" in value[:-1]:
+        raise InvalidCredential("subject_filter", "'*' is allowed only once, as the last character")
+    if value == "*":
+        raise InvalidCredential("subject_filter", "a bare '*' would trust every subject of the issuer")
+    return value
+
+
+def subject_matches(subject_filter: str, subject: str) -> bool:
+    """Exact match, or prefix match when the filter ends in ``*``."""
+    if subject_filter.endswith("*"):
+        return subject.startswith(subject_filter[:-1])
+    return subject == subject_filter
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"' + r"|'(?:[^'\\]|\\.)*'")
+# A namespaced claim operand: ["ns"]["claim"] (one string in each bracket pair), possibly deeper.
+_NAMESPACED = re.compile(r'\[\s*("(?:[^"\\]|\\.)*")\s*\](?=\s*\[)')
+_OPERAND_START = set("(!,&|=<>?:[+-*/%") | {""}
+
+
+def translate_condition(expression: str) -> str:
+    """Rewrite top-level ``["ns"]["claim"]`` operands to ``claims["ns"]["claim"]``."""
+    out: list[str] = []
+    i = 0
+    while i < len(expression):
+        ch = expression[i]
+        if ch in "\"'":
+            match = _STRING.match(expression, i)
+            end = match.end() if match else len(expression)
+            out.append(expression[i:end])
+            i = end
+            continue
+        if ch == "[":
+            before = "".join(out).rstrip()
+            prev = before[-1:] if before else ""
+            if prev in _OPERAND_START and not before.endswith(("]", ")")) and _NAMESPACED.match(expression, i):
+                out.append("claims")
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_POSITION = re.compile(r"<input>:(\d+):(\d+)")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A compiled ``attribute_condition``; evaluate it against a token's claims."""
+
+    source: str
+    program: Any
+    clauses: tuple[tuple[str, Any], ...]
+
+    def evaluate(self, claims: dict[str, Any]) -> bool:
+        """True only when the expression evaluates to ``true``; a missing claim is false."""
+        return _run(self.program, claims) is True
+
+    def failing_clause(self, claims: dict[str, Any]) -> str:
+        """For admins: the first top-level ``&&`` clause that is not true (or the whole)."""
+        for text, program in self.clauses:
+            if _run(program, claims) is not True:
+                return text
+        return self.source
+
+
+def _run(program: Any, claims: dict[str, Any]) -> Any:
+    context = {k: v for k, v in claims.items() if isinstance(k, str) and k.isidentifier()}
+    context["claims"] = claims
+    try:
+        return program.execute(context)
+    except (KeyError, ValueError, TypeError, RuntimeError):
+        # A missing claim or a type mismatch makes the condition false, never an error.
+        return None
+
+
+def _split_top_level_and(expression: str) -> list[str]:
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(expression):
+        ch = expression[i]
+        if ch in "\"'":
+            match = _STRING.match(expression, i)
+            i = match.end() if match else len(expression)
+            continue
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and expression.startswith("&&", i):
+            parts.append(expression[start:i].strip())
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(expression[start:].strip())
+    return [p for p in parts if p]
+
+
+def compile_condition(expression: str) -> Condition:
+    """Compile once per credential; raises :class:`InvalidCredential` with the error position."""
+    if len(expression) > MAX_CONDITION_CHARS:
+        raise InvalidCredential("attribute_condition", f"longer than {MAX_CONDITION_CHARS} characters")
+    if not expression.strip():
+        raise InvalidCredential("attribute_condition", "must not be empty")
+    translated = translate_condition(expression)
+    try:
+        program = cel.compile(translated)
+    except ValueError as exc:
+        found = _POSITION.search(str(exc))
+        column = int(found.group(2)) if found else None
+        detail = str(exc).split("ERROR:", 1)[-1].strip().splitlines()[0]
+        raise InvalidCredential("attribute_condition", f"syntax error: {detail}", column) from exc
+    clauses = []
+    for clause in _split_top_level_and(translated):
+        try:
+            clauses.append((clause, cel.compile(clause)))
+        except ValueError:
+            clauses = []
+            break
+    return Condition(source=expression, program=program, clauses=tuple(clauses))

@@ -1,0 +1,35 @@
+"""Token buckets keyed by anything (credential id, client address); per process."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable
+
+
+class RateLimiter:
+    """``rate`` requests per second with bursts of ``burst``; :meth:`take` says when to retry."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
+        self._rate = rate
+        self._burst = float(burst)
+        self._clock = clock
+        self._max_keys = max_keys
+        self._buckets: dict[Hashable, tuple[float, float]] = {}
+
+    def take(self, key: Hashable) -> float:
+        """0 when allowed (one token taken), else the seconds until a token is available."""
+        now = self._clock()
+        tokens, last = self._buckets.get(key, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - last) * self._rate)
+        if tokens >= 1.0:
+            if len(self._buckets) >= self._max_keys and key not in self._buckets:
+                self._buckets.clear()  # bounded memory; a reset only ever errs towards allowing
+            self._buckets[key] = (tokens - 1.0, now)
+            return 0.0
+        self._buckets[key] = (tokens, now)
+        return (1.0 - tokens) / self._rate
+
+
+def retry_after_header(seconds: float) -> str:
+    return str(max(1, math.ceil(seconds)))

@@ -1,0 +1,194 @@
+"""Workload-identity federation inside one API replica: OIDC discovery at credential
+creation, the cached credential and JWKS lookups, the exchange itself, rate limits,
+and the exchange log admins read."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.config_cache import TTLCache
+from app.domain.federation import compile_condition
+from app.domain.ids import new_id
+from app.domain.rate_limit import RateLimiter
+from app.errors import InvalidInput
+from app.identity import federated_tokens
+from app.identity.exchange import (
+    GRANT_TYPE,
+    ISSUED_TOKEN_TYPE,
+    SUBJECT_TOKEN_TYPE,
+    CredentialConfig,
+    ExchangeFailure,
+    invalid_request,
+    verify_subject_token,
+)
+from app.identity.fetch import FetchRefused, SafeFetcher
+from app.identity.jwks import JwksCache, parse_jwks
+from app.settings import Settings
+from app.store.models import Account, ExchangeAttempt, FederatedCredential
+
+log = logging.getLogger(__name__)
+DISCOVERY_PATH = "/.well-known/openid-configuration"
+
+
+class RateLimited(Exception):
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("rate limited")
+        self.retry_after = retry_after
+
+
+def discovery_url(issuer_url: str) -> str:
+    """One trailing ``/`` is stripped before the well-known path (the tenant v1.0 form ends in ``/``)."""
+    return issuer_url.removesuffix("/") + DISCOVERY_PATH
+
+
+def _discovery_failed(why: str) -> InvalidInput:
+    return InvalidInput(
+        f"OIDC discovery failed for issuer_url: {why}",
+        details={"fields": [{"field": "issuer_url", "message": "OIDC discovery failed"}]},
+    )
+
+
+def config_of(row: FederatedCredential, account_active: bool) -> CredentialConfig:
+    return CredentialConfig(
+        id=row.id,
+        organization_id=row.organization_id,
+        service_account_id=row.service_account_id,
+        issuer_url=row.issuer_url,
+        audience=row.audience,
+        subject_filter=row.subject_filter,
+        jwks_uri=row.jwks_uri,
+        condition=compile_condition(row.attribute_condition) if row.attribute_condition else None,
+        active=row.status == "ACTIVE" and account_active,
+    )
+
+
+class Federation:
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.fetcher = SafeFetcher(
+            allow_private_networks=settings.allow_private_networks, ca_file=settings.oidc_ca_file
+        )
+        self.jwks = JwksCache(
+            self.fetcher.get_json,
+            ttl=settings.jwks_cache_seconds,
+            unknown_kid_interval=settings.jwks_unknown_kid_refetch_seconds,
+        )
+        self.credentials: TTLCache[str, CredentialConfig] = TTLCache(settings.config_cache_seconds)
+        self.per_credential = RateLimiter(settings.exchange_rate_per_credential, settings.exchange_burst)
+        self.per_client = RateLimiter(settings.exchange_rate_per_client, settings.exchange_burst)
+        self.key = settings.token_signing_key.get_secret_value().encode()
+        self._attempts: list[ExchangeAttempt] = []
+
+    async def discover(self, issuer_url: str) -> str:
+        """Validate the issuer by OIDC discovery; the ``jwks_uri`` to use. 422 on any failure."""
+        parts = urlsplit(issuer_url)
+        if parts.scheme != "https" or not parts.hostname:
+            raise _discovery_failed("issuer_url must be an https URL")
+        try:
+            document = await self.fetcher.get_json(discovery_url(issuer_url))
+            if document.get("issuer") != issuer_url:
+                raise _discovery_failed("the discovery document's issuer is not exactly issuer_url")
+            jwks_uri = document.get("jwks_uri")
+            if not isinstance(jwks_uri, str) or urlsplit(jwks_uri).scheme != "https":
+                raise _discovery_failed("jwks_uri must be an https URL")
+            if not parse_jwks(await self.fetcher.get_json(jwks_uri)):
+                raise _discovery_failed("the JWKS has no usable signing key")
+        except FetchRefused as exc:
+            log.info("discovery of %s refused: %s", issuer_url, exc.reason)
+            raise _discovery_failed("the issuer could not be fetched safely") from exc
+        return jwks_uri
+
+    async def credential(self, credential_id: str) -> CredentialConfig | None:
+        async def load() -> tuple[str, CredentialConfig]:
+            async with self.sessions() as session:
+                row = await session.get(FederatedCredential, credential_id)
+                if row is None:
+                    raise LookupError(credential_id)
+                account = await session.get(Account, row.service_account_id)
+                return row.organization_id, config_of(row, account is not None and account.status == "ACTIVE")
+
+        if len(credential_id) > 40:
+            return None
+        try:
+            return await self.credentials.get_or_load(credential_id, load)
+        except LookupError:
+            return None
+
+    async def exchange(self, credential_id: str, form: dict[str, str], client: str) -> dict[str, Any]:
+        """The spec's token response, or ExchangeFailure / RateLimited."""
+        wait = self.per_client.take(client)
+        if wait:
+            raise RateLimited(wait)
+        if form.get("grant_type") != GRANT_TYPE:
+            raise invalid_request("grant_type must be " + GRANT_TYPE)
+        if form.get("subject_token_type") != SUBJECT_TOKEN_TYPE:
+            raise invalid_request("subject_token_type must be " + SUBJECT_TOKEN_TYPE)
+        token = form.get("subject_token", "").strip()
+        if not token:
+            raise invalid_request("subject_token is required")
+        cred = await self.credential(credential_id)
+        if cred is None or not cred.active:
+            raise invalid_request("unknown or inactive credential", check="credential")
+        wait = self.per_credential.take(cred.id)
+        if wait:
+            raise RateLimited(wait)
+        try:
+            claims = await verify_subject_token(token, cred, self.jwks)
+        except ExchangeFailure as failure:
+            self._record(cred, "refused", failure.check, None, client)
+            raise
+        self._record(cred, "issued", None, str(claims.get("sub")), client)
+        access_token = federated_tokens.mint(
+            self.key,
+            service_account_id=cred.service_account_id,
+            credential_id=cred.id,
+            organization_id=cred.organization_id,
+            now=int(time.time()),
+        )
+        return {
+            "access_token": access_token,
+            "issued_token_type": ISSUED_TOKEN_TYPE,
+            "token_type": "Bearer",
+            "expires_in": federated_tokens.LIFETIME_SECONDS,
+        }
+
+    def _record(
+        self, cred: CredentialConfig, outcome: str, check: str | None, subject: str | None, client: str
+    ) -> None:
+        if len(self._attempts) < 10_000:
+            self._attempts.append(
+                ExchangeAttempt(
+                    id=new_id("exa"),
+                    credential_id=cred.id,
+                    organization_id=cred.organization_id,
+                    at=datetime.now(UTC),
+                    outcome=outcome,
+                    failed_check=check,
+                    subject=subject,
+                    client_address=client,
+                )
+            )
+
+    async def flush_attempts(self) -> None:
+        if not self._attempts:
+            return
+        batch, self._attempts = self._attempts, []
+        try:
+            async with self.sessions.begin() as session:
+                session.add_all(batch)
+        except SQLAlchemyError as exc:
+            log.warning("could not store %d exchange attempts: %s", len(batch), exc)
+
+    async def run_flusher(self, every: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(every)
+            await self.flush_attempts()

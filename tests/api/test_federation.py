@@ -1,0 +1,494 @@
+"""Workload-identity federation against a real local HTTPS OIDC issuer and a real API process:
+credentials, the RFC 8693 exchange, every bad subject token, JWKS caching, rate limits."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from app.kafka_local import LocalKafka
+from tests.support import oidc_issuer as idp
+from tests.support.stack import Stack, wait_for
+
+pytestmark = pytest.mark.kafka
+
+AUDIENCE = "https://tocsin.test"
+GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt"
+ISSUERS = ("ci", "cloud", "roles", "other")
+
+
+@dataclass
+class Fed:
+    stack: Stack
+    issuer: idp.OidcIssuer
+    owner: httpx.Client
+    publisher_sa: str
+    tenants: tuple[str, str]
+
+    def credential(self, issuer: str, subject_filter: str, *, sa: str | None = None, **extra: Any) -> str:
+        body = {
+            "display_name": f"cred {uuid.uuid4().hex[:6]}",
+            "issuer_url": self.issuer.issuer_url(issuer),
+            "subject_filter": subject_filter,
+            "audience": AUDIENCE,
+            **extra,
+        }
+        r = self.owner.post(f"/service_accounts/{sa or self.publisher_sa}/federated_credentials", json=body)
+        assert r.status_code == 201, r.text
+        return str(r.json()["id"])
+
+    def exchange(self, credential: str, token: str, **form: str) -> httpx.Response:
+        data = {"grant_type": GRANT, "subject_token_type": JWT_TYPE, "subject_token": token, **form}
+        return httpx.post(f"{self.stack.base_url}/auth/workload-identity/{credential}/token", data=data, timeout=10)
+
+    def publish(self, token: str) -> int:
+        with self.stack.client(token) as c:
+            return c.post("/workflow_topics/fed/publish", json={"status": "ACTUAL", "data": {}}).status_code
+
+
+@pytest.fixture(scope="module")
+def fed(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fed]:
+    issuer = idp.OidcIssuer(tmp_path_factory.mktemp("oidc"), issuers=ISSUERS).start()
+    tenants = issuer.add_managed_identity_tenant("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d")
+    stack = Stack(
+        tmp_path_factory.mktemp("fed"),
+        kafka.bootstrap,
+        extra_env={
+            "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
+            "TOCSIN_OIDC_CA_FILE": issuer.ca_file,
+            "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "100000",
+            "TOCSIN_EXCHANGE_RATE_PER_CREDENTIAL": "100000",
+            "TOCSIN_EXCHANGE_BURST": "100000",
+        },
+    )
+    stack.bootstrap()
+    stack.start_api()
+    owner = stack.client()
+    assert owner.post("/workflow_topics", json={"key": "fed"}).status_code == 201
+    sa = owner.post("/service_accounts", json={"name": "ci-publisher"}).json()["id"]
+    org = f"crn:tocsin:organizations:{stack.org}"
+    owner.put(f"/service_accounts/{sa}/iam", json={"bindings": [{"resource": org, "role_id": "workflow_publisher"}]})
+    try:
+        yield Fed(stack, issuer, owner, sa, tenants)
+    finally:
+        owner.close()
+        stack.stop()
+        issuer.stop()
+
+
+PROVIDERS: list[tuple[str, str, str, Callable[[], dict[str, Any]], str | None]] = [
+    ("branch", "ci", "repo:o/r:ref:refs/heads/main", lambda: idp.repository_workflow_claims(), None),
+    (
+        "environment",
+        "ci",
+        "repo:o/r:environment:prod",
+        lambda: idp.repository_workflow_claims(environment="prod"),
+        'environment == "prod" && repository_owner == "o"',
+    ),
+    ("pull request", "ci", "repo:o/r:pull_request", lambda: idp.repository_workflow_claims(pull_request=True), None),
+    (
+        "tags",
+        "ci",
+        "repo:o/r:ref:refs/tags/*",
+        lambda: idp.repository_workflow_claims(ref="refs/tags/v1.2.3"),
+        'ref.startsWith("refs/tags/v")',
+    ),
+    (
+        "cloud sa with email",
+        "cloud",
+        "104857392019283746501",
+        lambda: idp.cloud_service_account_claims(email="deploy@proj.iam.example"),
+        'email.endsWith("@proj.iam.example")',
+    ),
+    ("cloud sa without email", "cloud", "104857392019283746501", lambda: idp.cloud_service_account_claims(), None),
+    ("role arn", "roles", "arn:aws:iam::123456789012:role/deploy", lambda: idp.role_arn_claims(), None),
+    (
+        "role arn wildcard",
+        "roles",
+        "arn:aws:iam::123456789012:role/*",
+        lambda: idp.role_arn_claims(role="build", tags={"team": "sre"}),
+        '["https://aws.amazon.com/tags"]["principal_tags"]["team"] in ["sre", "ops"]',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "issuer", "subject_filter", "claims", "condition"), PROVIDERS, ids=[p[0] for p in PROVIDERS]
+)
+def test_provider_tokens_exchange_for_a_one_hour_token_that_publishes(
+    fed: Fed, name: str, issuer: str, subject_filter: str, claims: Callable[[], dict[str, Any]], condition: str | None
+) -> None:
+    extra = {"attribute_condition": condition} if condition else {}
+    cred = fed.credential(issuer, subject_filter, **extra)
+    token = fed.issuer.mint(issuer, {**claims(), "aud": AUDIENCE})
+    r = fed.exchange(cred, f"  {token}\n", audience="ignored", scope="ignored")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) == {"access_token", "issued_token_type", "token_type", "expires_in"}
+    assert (body["issued_token_type"], body["token_type"], body["expires_in"]) == (
+        "urn:ietf:params:oauth:token-type:access_token",
+        "Bearer",
+        3600,
+    )
+    assert fed.publish(body["access_token"]) == 202
+
+
+@pytest.mark.parametrize("form", ["v2.0", "v1.0"])
+def test_managed_identity_with_both_tenant_issuer_forms(fed: Fed, form: str) -> None:
+    name = fed.tenants[0] if form == "v2.0" else fed.tenants[1]
+    assert fed.issuer.issuer_url(name).endswith("/v2.0" if form == "v2.0" else "/")
+    claims = idp.managed_identity_claims()
+    cred = fed.credential(name, claims["sub"], attribute_condition=f'tid == "{claims["tid"]}"')
+    r = fed.exchange(cred, fed.issuer.mint(name, {**claims, "aud": AUDIENCE}))
+    assert r.status_code == 200, r.text
+
+
+def test_cloud_token_without_email_fails_an_email_condition(fed: Fed) -> None:
+    cred = fed.credential("cloud", "104857392019283746501", attribute_condition='email == "a@b.c"')
+    r = fed.exchange(cred, fed.issuer.mint("cloud", {**idp.cloud_service_account_claims(), "aud": AUDIENCE}))
+    assert (r.status_code, r.json()["error"]) == (403, "access_denied")
+
+
+def _bad_tokens(fed: Fed) -> list[tuple[str, str, int, str]]:
+    """(case, token, status, error) — at least 40 variants."""
+    iss = fed.issuer
+    good = {**idp.repository_workflow_claims(), "aud": AUDIENCE}
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    kid = iss.current_kid("ci")
+    url = iss.issuer_url("ci")
+    now = int(time.time())
+    bad: list[tuple[str, str, int, str]] = [
+        ("alg none", idp.unsigned_token({**good, "iss": url, "exp": now + 300}), 401, "invalid_token"),
+        (
+            "alg none with kid",
+            idp.unsigned_token({**good, "iss": url, "exp": now + 300}, headers={"kid": kid}),
+            401,
+            "invalid_token",
+        ),
+        (
+            "HS256 key confusion",
+            idp.key_confusion_token(iss.public_pem("ci"), {**good, "iss": url, "exp": now + 300}, kid=kid),
+            401,
+            "invalid_token",
+        ),
+        (
+            "HS384 key confusion",
+            idp.key_confusion_token(iss.public_pem("ci"), {**good, "iss": url, "exp": now + 300}, kid=kid, alg="HS384"),
+            401,
+            "invalid_token",
+        ),
+        (
+            "HS512 key confusion",
+            idp.key_confusion_token(iss.public_pem("ci"), {**good, "iss": url, "exp": now + 300}, kid=kid, alg="HS512"),
+            401,
+            "invalid_token",
+        ),
+        ("foreign RSA key, issuer kid", iss.mint("ci", good, key=rsa_key, kid=kid), 401, "invalid_token"),
+        (
+            "foreign EC key, issuer kid",
+            iss.mint("ci", good, alg="ES256", key=ec_key, kid=iss.current_kid("ci", "ES256")),
+            401,
+            "invalid_token",
+        ),
+        (
+            "RS256 header on the EC key",
+            iss.mint("ci", good, alg="ES256", headers={"alg": "RS256"}),
+            401,
+            "invalid_token",
+        ),
+        ("ES256 header on the RSA key", iss.mint("ci", good, headers={"alg": "ES256"}), 401, "invalid_token"),
+        ("unknown kid", iss.mint("ci", good, kid="nope"), 401, "invalid_token"),
+        ("kid is a number", iss.mint("ci", good, headers={"kid": 7}), 401, "invalid_token"),
+        ("no kid with two keys", iss.mint("ci", good, headers={"kid": None}), 401, "invalid_token"),
+        ("another issuer's key", iss.mint("other", {**good, "iss": url}), 401, "invalid_token"),
+        ("expired", iss.mint("ci", good, now=now - 3600), 401, "invalid_token"),
+        ("expired beyond leeway", iss.mint("ci", good, lifetime=-60), 401, "invalid_token"),
+        ("missing exp", iss.mint("ci", good, omit=("exp",)), 401, "invalid_token"),
+        ("exp not a number", iss.mint("ci", {**good, "exp": "tomorrow"}), 401, "invalid_token"),
+        ("future nbf", iss.mint("ci", {**good, "nbf": now + 600}), 401, "invalid_token"),
+        ("future iat", iss.mint("ci", {**good, "iat": now + 600}), 401, "invalid_token"),
+        ("missing iss", iss.mint("ci", good, omit=("iss",)), 401, "invalid_token"),
+        ("issuer trailing slash", iss.mint("ci", {**good, "iss": url + "/"}), 401, "invalid_token"),
+        ("issuer http", iss.mint("ci", {**good, "iss": url.replace("https", "http")}), 401, "invalid_token"),
+        ("issuer case", iss.mint("ci", {**good, "iss": url.upper()}), 401, "invalid_token"),
+        ("issuer prefix", iss.mint("ci", {**good, "iss": url[:-1]}), 401, "invalid_token"),
+        ("issuer suffix", iss.mint("ci", {**good, "iss": url + "x"}), 401, "invalid_token"),
+        ("issuer as list", iss.mint("ci", {**good, "iss": [url]}), 401, "invalid_token"),
+        ("another issuer", iss.mint("ci", {**good, "iss": iss.issuer_url("other")}), 401, "invalid_token"),
+        ("wrong audience", iss.mint("ci", {**good, "aud": "https://elsewhere"}), 401, "invalid_token"),
+        ("audience case", iss.mint("ci", {**good, "aud": AUDIENCE.upper()}), 401, "invalid_token"),
+        ("audience list without ours", iss.mint("ci", {**good, "aud": ["a", "b"]}), 401, "invalid_token"),
+        ("missing audience", iss.mint("ci", good, omit=("aud",)), 401, "invalid_token"),
+        ("crit header", iss.mint("ci", good, headers={"crit": ["exp"]}), 401, "invalid_token"),
+        ("bad base64 header", idp.corrupt_segment(iss.mint("ci", good), 0), 401, "invalid_token"),
+        ("bad base64 payload", idp.corrupt_segment(iss.mint("ci", good), 1), 401, "invalid_token"),
+        ("bad base64 signature", idp.corrupt_segment(iss.mint("ci", good), 2), 401, "invalid_token"),
+        ("tampered payload", _tamper(iss.mint("ci", good)), 401, "invalid_token"),
+        ("two segments", ".".join(iss.mint("ci", good).split(".")[:2]), 401, "invalid_token"),
+        ("not a JWT", "hello", 401, "invalid_token"),
+        ("JSON header not object", idp.compact(b"[1]", good), 401, "invalid_token"),
+        ("oversize", iss.mint("ci", idp.padded(good, 20_000)), 401, "invalid_token"),
+        (
+            "subject outside filter",
+            iss.mint("ci", {**good, "sub": "repo:o/other:ref:refs/heads/main"}),
+            403,
+            "access_denied",
+        ),
+        ("subject prefix only", iss.mint("ci", {**good, "sub": "repo:o/r:ref:refs/heads/mai"}), 403, "access_denied"),
+        ("subject not a string", iss.mint("ci", {**good, "sub": 42}), 401, "invalid_token"),
+        ("missing subject", iss.mint("ci", good, omit=("sub",)), 401, "invalid_token"),
+    ]
+    return bad
+
+
+def _tamper(token: str) -> str:
+    header, payload, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    claims["sub"] = "repo:o/r:ref:refs/heads/main"
+    claims["repository_owner"] = "attacker"
+    return ".".join([header, idp.b64url(json.dumps(claims).encode()), signature])
+
+
+def test_at_least_forty_bad_subject_tokens_are_each_refused_with_the_spec_error(fed: Fed) -> None:
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main", attribute_condition='repository_owner == "o"')
+    cases = _bad_tokens(fed)
+    assert len(cases) >= 40
+    wrong = []
+    for case, token, status, error in cases:
+        r = fed.exchange(cred, token)
+        if (r.status_code, r.json().get("error")) != (status, error) or "access_token" in r.text:
+            wrong.append(f"{case}: {r.status_code} {r.text[:120]}")
+    assert wrong == []
+    failed = fed.owner.get(f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}/exchanges").json()
+    checks = {a["failed_check"] for a in failed["items"]}
+    assert {"subject filter", "expiry", "issuer", "audience", "signature: unknown key"} <= checks
+
+
+def test_a_false_condition_is_403_and_the_log_names_the_clause(fed: Fed) -> None:
+    cred = fed.credential("ci", "repo:o/r:*", attribute_condition='repository_owner == "o" && ref == "refs/heads/prod"')
+    r = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
+    assert (r.status_code, r.json()["error"]) == (403, "access_denied")
+    assert "ref" not in r.json()["error_description"]
+    log = fed.owner.get(f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}/exchanges").json()
+    assert log["items"][0]["failed_check"] == 'condition: ref == "refs/heads/prod"'
+
+
+@pytest.mark.parametrize(
+    ("form", "content_type"),
+    [
+        ({"grant_type": "client_credentials", "subject_token_type": JWT_TYPE, "subject_token": "x"}, None),
+        (
+            {
+                "grant_type": GRANT,
+                "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+                "subject_token": "x",
+            },
+            None,
+        ),
+        ({"grant_type": GRANT, "subject_token_type": JWT_TYPE}, None),
+        ({"grant_type": GRANT, "subject_token_type": JWT_TYPE, "subject_token": "   "}, None),
+        ({"grant_type": GRANT, "subject_token_type": JWT_TYPE, "subject_token": "x"}, "application/json"),
+    ],
+)
+def test_bad_exchange_requests_are_400_invalid_request(
+    fed: Fed, form: dict[str, str], content_type: str | None
+) -> None:
+    cred = fed.credential("ci", "repo:o/r:*")
+    url = f"{fed.stack.base_url}/auth/workload-identity/{cred}/token"
+    r = httpx.post(url, json=form) if content_type else httpx.post(url, data=form)
+    assert (r.status_code, r.json()["error"]) == (400, "invalid_request")
+    assert set(r.json()) == {"error", "error_description"}
+
+
+def test_unknown_and_inactive_credentials_give_the_same_400(fed: Fed) -> None:
+    cred = fed.credential("ci", "repo:o/r:*")
+    path = f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}"
+    assert fed.owner.patch(path, json={"status": "INACTIVE"}).status_code == 200
+    token = fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE})
+    inactive, unknown = fed.exchange(cred, token), fed.exchange("cred_unknown", token)
+    assert inactive.status_code == unknown.status_code == 400
+    assert inactive.json() == unknown.json()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("issuer_url", "http://localhost/ci", "OIDC discovery failed"),
+        ("subject_filter", "*", "bare"),
+        ("subject_filter", "repo:*:ref:*", "once"),
+        ("attribute_condition", 'sub == "a" &&', "syntax error"),
+        ("attribute_condition", "x" * 4097, "4096"),
+    ],
+)
+def test_credential_fields_are_validated_at_creation(fed: Fed, field: str, value: str, message: str) -> None:
+    body = {
+        "display_name": "bad",
+        "issuer_url": fed.issuer.issuer_url("ci"),
+        "subject_filter": "repo:o/r:*",
+        field: value,
+    }
+    r = fed.owner.post(f"/service_accounts/{fed.publisher_sa}/federated_credentials", json=body)
+    assert (r.status_code, r.json()["code"]) == (422, "VAL-001"), r.text
+    assert message in r.text
+
+
+def test_condition_syntax_error_points_at_the_position(fed: Fed) -> None:
+    body = {
+        "display_name": "bad",
+        "issuer_url": fed.issuer.issuer_url("ci"),
+        "subject_filter": "repo:o/r:*",
+        "attribute_condition": 'sub == "a" && == 1',
+    }
+    r = fed.owner.post(f"/service_accounts/{fed.publisher_sa}/federated_credentials", json=body)
+    assert r.json()["details"]["fields"][0]["position"] > 0
+
+
+@pytest.mark.parametrize("override", [{"issuer": "https://evil.example/ci"}, {"jwks_uri": "http://localhost/jwks"}])
+def test_discovery_must_name_the_issuer_exactly_and_an_https_jwks(fed: Fed, override: dict[str, str]) -> None:
+    fed.issuer.set_discovery("other", **override)
+    try:
+        body = {"display_name": "x", "issuer_url": fed.issuer.issuer_url("other"), "subject_filter": "a"}
+        r = fed.owner.post(f"/service_accounts/{fed.publisher_sa}/federated_credentials", json=body)
+        assert (r.status_code, r.json()["code"]) == (422, "VAL-001")
+    finally:
+        fed.issuer.set_discovery("other")
+
+
+def test_issuer_subject_filter_and_audience_are_immutable(fed: Fed) -> None:
+    cred = fed.credential("ci", "repo:o/r:*")
+    path = f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}"
+    for field in ("issuer_url", "subject_filter", "audience"):
+        r = fed.owner.patch(path, json={field: "changed"})
+        assert r.status_code == 422 and "delete" in r.json()["message"]
+    assert fed.owner.patch(path, json={"display_name": "renamed"}).json()["display_name"] == "renamed"
+
+
+def test_audience_defaults_to_the_site_address(fed: Fed) -> None:
+    body = {"display_name": "d", "issuer_url": fed.issuer.issuer_url("ci"), "subject_filter": "repo:o/r:*"}
+    created = fed.owner.post(f"/service_accounts/{fed.publisher_sa}/federated_credentials", json=body).json()
+    assert created["audience"] == "http://127.0.0.1:8080"
+
+
+def test_static_and_federated_tokens_work_and_are_revoked_independently(fed: Fed) -> None:
+    static = fed.owner.post(f"/service_accounts/{fed.publisher_sa}/access_tokens", json={}).json()
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    federated = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
+    token = federated.json()["access_token"]
+    assert fed.publish(static["access_token"]) == fed.publish(token) == 202
+    fed.owner.delete(f"/service_accounts/{fed.publisher_sa}/access_tokens/{static['id']}")
+    assert fed.publish(static["access_token"]) == 401
+    assert fed.publish(token) == 202
+    fed.owner.patch(f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}", json={"status": "INACTIVE"})
+    started = time.monotonic()
+    wait_for(lambda: fed.publish(token) == 401, 5, "the federated token to stop", interval=0.02)
+    assert time.monotonic() - started < 1.0
+
+
+def test_federated_token_stops_when_the_account_is_inactive_or_deleted(fed: Fed) -> None:
+    sa = fed.owner.post("/service_accounts", json={"name": "short-lived"}).json()["id"]
+    org = f"crn:tocsin:organizations:{fed.stack.org}"
+    fed.owner.put(
+        f"/service_accounts/{sa}/iam", json={"bindings": [{"resource": org, "role_id": "workflow_publisher"}]}
+    )
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main", sa=sa)
+    mint = lambda: fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))  # noqa: E731
+    token = mint().json()["access_token"]
+    assert fed.publish(token) == 202
+    fed.owner.patch(f"/service_accounts/{sa}", json={"status": "INACTIVE"})
+    assert fed.publish(token) == 401
+    assert mint().status_code == 400
+    fed.owner.patch(f"/service_accounts/{sa}", json={"status": "ACTIVE"})
+    assert fed.publish(token) == 202
+    fed.owner.delete(f"/service_accounts/{sa}")
+    assert fed.publish(token) == 401
+    assert fed.owner.get(f"/service_accounts/{sa}/federated_credentials/{cred}").status_code == 404
+
+
+def test_federated_token_has_exactly_the_accounts_permissions(fed: Fed) -> None:
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    token = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
+    with fed.stack.client(token.json()["access_token"]) as c:
+        assert c.get("/workflow_topics/fed").status_code == 200
+        assert c.get("/incidents").json()["code"] == "IAM-001"
+        assert c.post("/workflow_topics", json={"key": "x"}).json()["code"] == "IAM-001"
+
+
+def test_attaching_a_credential_to_a_more_powerful_account_is_refused(fed: Fed) -> None:
+    org = f"crn:tocsin:organizations:{fed.stack.org}"
+    role = fed.owner.post(
+        "/iam/roles",
+        json={
+            "name": "cred-admin",
+            "policies": [{"permission_id": "organization.service_account.federated_credential:*", "effect": "allow"}],
+        },
+    ).json()["id"]
+    admin = fed.owner.post("/service_accounts", json={"name": "cred-admin"}).json()["id"]
+    fed.owner.put(f"/service_accounts/{admin}/iam", json={"bindings": [{"resource": org, "role_id": role}]})
+    admin_token = fed.owner.post(f"/service_accounts/{admin}/access_tokens", json={}).json()["access_token"]
+    body = {"display_name": "x", "issuer_url": fed.issuer.issuer_url("ci"), "subject_filter": "repo:o/r:*"}
+    with fed.stack.client(admin_token) as c:
+        r = c.post(f"/service_accounts/{fed.publisher_sa}/federated_credentials", json=body)
+    assert (r.status_code, r.json()["code"]) == (403, "IAM-002")
+
+
+def test_unknown_kids_cause_at_most_one_jwks_fetch_per_minute_and_known_keys_survive_jwks_outage(fed: Fed) -> None:
+    cred = fed.credential("roles", "arn:aws:iam::123456789012:role/*")
+    good = fed.issuer.mint("roles", {**idp.role_arn_claims(), "aud": AUDIENCE})
+    assert fed.exchange(cred, good).status_code == 200
+    before = fed.issuer.jwks_fetches("roles")
+    claims = {**idp.role_arn_claims(), "aud": AUDIENCE}
+    with httpx.Client(timeout=10) as client:
+        for _ in range(1000):
+            r = client.post(
+                f"{fed.stack.base_url}/auth/workload-identity/{cred}/token",
+                data={
+                    "grant_type": GRANT,
+                    "subject_token_type": JWT_TYPE,
+                    "subject_token": fed.issuer.mint("roles", claims, kid=uuid.uuid4().hex),
+                },
+            )
+            assert r.status_code == 401
+    assert fed.issuer.jwks_fetches("roles") - before <= 1
+    fed.issuer.set_jwks_down("roles")
+    try:
+        assert fed.exchange(cred, fed.issuer.mint("roles", claims)).status_code == 200
+    finally:
+        fed.issuer.set_jwks_down("roles", False)
+
+
+def test_exchange_is_rate_limited_with_retry_after(
+    kafka: LocalKafka, fed: Fed, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stack = Stack(
+        tmp_path_factory.mktemp("ratelimit"),
+        kafka.bootstrap,
+        extra_env={
+            "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
+            "TOCSIN_OIDC_CA_FILE": fed.issuer.ca_file,
+            "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "2",
+            "TOCSIN_EXCHANGE_BURST": "5",
+        },
+    )
+    stack.bootstrap()
+    stack.start_api()
+    try:
+        url = f"{stack.base_url}/auth/workload-identity/cred_x/token"
+        responses = [httpx.post(url, data={"grant_type": GRANT}) for _ in range(8)]
+        codes = [r.status_code for r in responses]
+        assert codes[:5] == [400] * 5 and 429 in codes[5:], codes
+        limited = next(r for r in responses if r.status_code == 429)
+        assert (limited.status_code, limited.json()["error"]) == (429, "temporarily_unavailable")
+        assert int(limited.headers["Retry-After"]) >= 1
+    finally:
+        stack.stop()
