@@ -54,6 +54,16 @@ for collection, prefix in (("service_accounts", "organization.service_account"),
         ("GET", f"{ORG}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:get",
         ("PUT", f"{ORG}/{collection}/{{subject_id}}/iam"): "organization.iam_policy:update",
     }
+FED = ORG + "/service_accounts/{account_id}/federated_credentials"
+FED_PERM = "organization.service_account.federated_credential"
+DOCUMENTED |= {
+    ("POST", FED): f"{FED_PERM}:create",
+    ("GET", FED): f"{FED_PERM}:list",
+    ("GET", FED + "/{credential_id}"): f"{FED_PERM}:get",
+    ("PATCH", FED + "/{credential_id}"): f"{FED_PERM}:update",
+    ("DELETE", FED + "/{credential_id}"): f"{FED_PERM}:delete",
+    ("GET", FED + "/{credential_id}/exchanges"): f"{FED_PERM}:get",
+}
 DOCUMENTED |= {
     ("POST", ORG + "/groups"): "organization.group:create",
     ("GET", ORG + "/groups"): "organization.group:list",
@@ -91,7 +101,8 @@ DOCUMENTED |= {
     ("PUT", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:update",
     ("GET", ORG + "/events/{event_id}"): "organization.event:get",
 }
-PUBLIC = {("GET", "/healthz"), ("GET", "/readyz")}
+# No bearer token: health, and the token exchange (RFC 8693; tested in test_federation.py).
+PUBLIC = {("GET", "/healthz"), ("GET", "/readyz"), ("POST", "/auth/workload-identity/{credential_id}/token")}
 ALL_PERMISSIONS = [
     f"organization.{r}:{a}"
     for r in (
@@ -137,6 +148,7 @@ class World:
             "book_id": self.ids["book"],
             "workflow_id": self.ids["workflow"],
             "event_id": "evt_x",
+            "credential_id": "cred_x",
         }
         if not real:  # ids that do not exist: a granted call gets as far as the lookup (404), changes nothing
             values = {k: (v if k == "org_id" else f"missing_{k}") for k, v in values.items()}
