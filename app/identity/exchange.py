@@ -7,11 +7,13 @@ condition clause, signature, expiry…).
 
 from __future__ import annotations
 
+import base64
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import jwt
-from jwt import exceptions as jwt_errors
+import orjson
 
 from app.domain.federation import Condition, subject_matches
 from app.identity.jwks import JwksCache
@@ -24,6 +26,9 @@ ALLOWED_ALGORITHMS = frozenset(
 )
 MAX_SUBJECT_TOKEN_BYTES = 16 * 1024
 LEEWAY_SECONDS = 30
+
+
+_ALGORITHMS = {name: jwt.get_algorithm_by_name(name) for name in ALLOWED_ALGORITHMS}
 
 
 class ExchangeFailure(Exception):
@@ -64,27 +69,73 @@ class CredentialConfig:
     active: bool
 
 
-_DECODE_ERRORS: tuple[tuple[type[Exception], str], ...] = (
-    (jwt_errors.ExpiredSignatureError, "expiry"),
-    (jwt_errors.ImmatureSignatureError, "not yet valid"),
-    (jwt_errors.InvalidIssuerError, "issuer"),
-    (jwt_errors.InvalidAudienceError, "audience"),
-    (jwt_errors.MissingRequiredClaimError, "missing claim"),
-    (jwt_errors.InvalidSignatureError, "signature"),
-    (jwt_errors.InvalidAlgorithmError, "algorithm"),
-)
+def _segment(text: str) -> bytes:
+    if not text or any(c in text for c in "+/="):
+        raise ValueError("not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    value = orjson.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
+def _number(claims: dict[str, Any], name: str, *, required: bool) -> float | None:
+    value = claims.get(name)
+    if value is None:
+        if required:
+            raise invalid_token(f"missing claim: {name}")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise invalid_token(f"malformed claim: {name}")
+    return float(value)
+
+
+def check_claims(claims: dict[str, Any], cred: CredentialConfig, now: float) -> None:
+    """``exp`` required, ``nbf``/``iat`` with leeway, ``iss`` exact, ``aud`` equal or contained."""
+    exp = _number(claims, "exp", required=True)
+    if exp is not None and exp <= now - LEEWAY_SECONDS:
+        raise invalid_token("expiry")
+    for name in ("nbf", "iat"):
+        value = _number(claims, name, required=False)
+        if value is not None and value > now + LEEWAY_SECONDS:
+            raise invalid_token("not yet valid")
+    issuer = claims.get("iss")
+    if not isinstance(issuer, str) or issuer != cred.issuer_url:
+        raise invalid_token("issuer")
+    audience = claims.get("aud")
+    if isinstance(audience, str):
+        audience_ok = audience == cred.audience
+    else:
+        audience_ok = isinstance(audience, list) and cred.audience in audience
+    if not audience_ok:
+        raise invalid_token("audience")
+    if not isinstance(claims.get("sub"), str):
+        raise invalid_token("missing claim: sub")
 
 
 async def verify_subject_token(token: str, cred: CredentialConfig, jwks: JwksCache) -> dict[str, Any]:
-    """The token's claims when every check of the credential passes; else ExchangeFailure."""
+    """The token's claims when every check of the credential passes; else ExchangeFailure.
+
+    The JWS is parsed here (one base64/JSON pass) and its signature checked with PyJWT's
+    algorithm objects; the claim checks are the spec's. PyJWT's ``decode`` did the same work
+    at three times the cost of the signature check itself.
+    """
     if len(token) > MAX_SUBJECT_TOKEN_BYTES:
         raise invalid_token("malformed: oversize")
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise invalid_token("malformed")
     try:
-        header = jwt.get_unverified_header(token)
-    except jwt_errors.InvalidTokenError as exc:
+        header = _json_object(_segment(parts[0]))
+        payload = _segment(parts[1])
+        signature = _segment(parts[2])
+    except ValueError as exc:
         raise invalid_token("malformed") from exc
     alg = header.get("alg")
-    if alg not in ALLOWED_ALGORITHMS:
+    if not isinstance(alg, str) or alg not in ALLOWED_ALGORITHMS:
         raise invalid_token(f"algorithm {str(alg)[:20]!r} not allowed")
     if "crit" in header:
         raise invalid_token("crit header")
@@ -96,21 +147,20 @@ async def verify_subject_token(token: str, cred: CredentialConfig, jwks: JwksCac
         raise invalid_token("signature: unknown key")
     if key.algorithm_name != alg and not (key.key_type == "RSA" and alg.startswith(("RS", "PS"))):
         raise invalid_token("algorithm does not match the key")
+    algorithm = _ALGORITHMS[alg]
     try:
-        claims: dict[str, Any] = jwt.decode(
-            token,
-            key.key,
-            algorithms=[alg],
-            audience=cred.audience,
-            issuer=cred.issuer_url,
-            leeway=LEEWAY_SECONDS,
-            options={"require": ["exp", "iss", "aud", "sub"]},
-        )
-    except jwt_errors.InvalidTokenError as exc:
-        check = next((name for kind, name in _DECODE_ERRORS if isinstance(exc, kind)), "malformed")
-        raise invalid_token(check) from exc
-    subject = claims.get("sub")
-    if not isinstance(subject, str) or not subject_matches(cred.subject_filter, subject):
+        valid = algorithm.verify(f"{parts[0]}.{parts[1]}".encode(), key.key, signature)
+    except (ValueError, TypeError) as exc:
+        raise invalid_token("signature") from exc
+    if not valid:
+        raise invalid_token("signature")
+    try:
+        claims = _json_object(payload)
+    except ValueError as exc:
+        raise invalid_token("malformed") from exc
+    check_claims(claims, cred, time.time())
+    subject = claims["sub"]
+    if not subject_matches(cred.subject_filter, subject):
         raise access_denied("subject filter")
     if cred.condition is not None and not cred.condition.evaluate(claims):
         raise access_denied(f"condition: {cred.condition.failing_clause(claims)}")

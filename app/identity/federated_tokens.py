@@ -10,7 +10,6 @@ deactivating either stops the token within a second.
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import os
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ def mint(key: bytes, *, service_account_id: str, credential_id: str, organizatio
             }
         )
     )
-    signature = _b64(hmac.new(key, payload.encode(), hashlib.sha256).digest())
+    signature = _b64(hmac.digest(key, payload.encode(), "sha256"))
     return f"{PREFIX}{payload}.{signature}"
 
 
@@ -60,7 +59,7 @@ def verify(key: bytes, token: str) -> FederatedClaims | None:
     if not token.startswith(PREFIX) or len(token) > 1024:
         return None
     payload, _, signature = token[len(PREFIX) :].partition(".")
-    expected = _b64(hmac.new(key, payload.encode(), hashlib.sha256).digest())
+    expected = _b64(hmac.digest(key, payload.encode(), "sha256"))
     if not signature or not hmac.compare_digest(signature, expected):
         return None
     try:

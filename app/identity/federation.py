@@ -86,7 +86,7 @@ class Federation:
         self.per_credential = RateLimiter(settings.exchange_rate_per_credential, settings.exchange_burst)
         self.per_client = RateLimiter(settings.exchange_rate_per_client, settings.exchange_burst)
         self.key = settings.token_signing_key.get_secret_value().encode()
-        self._attempts: list[ExchangeAttempt] = []
+        self._attempts: list[tuple[str, str, float, str, str | None, str | None, str]] = []
 
     async def discover(self, issuer_url: str) -> str:
         """Validate the issuer by OIDC discovery; the ``jwks_uri`` to use. 422 on any failure."""
@@ -118,6 +118,9 @@ class Federation:
 
         if len(credential_id) > 40:
             return None
+        cached = self.credentials.get(credential_id)
+        if cached is not None:
+            return cached
         try:
             return await self.credentials.get_or_load(credential_id, load)
         except LookupError:
@@ -164,29 +167,32 @@ class Federation:
     def _record(
         self, cred: CredentialConfig, outcome: str, check: str | None, subject: str | None, client: str
     ) -> None:
+        # Plain tuples on the hot path; rows (ids, datetimes, ORM objects) are built when flushed.
         if len(self._attempts) < 10_000:
-            self._attempts.append(
-                ExchangeAttempt(
-                    id=new_id("exa"),
-                    credential_id=cred.id,
-                    organization_id=cred.organization_id,
-                    at=datetime.now(UTC),
-                    outcome=outcome,
-                    failed_check=check,
-                    subject=subject,
-                    client_address=client,
-                )
-            )
+            self._attempts.append((cred.id, cred.organization_id, time.time(), outcome, check, subject, client))
 
     async def flush_attempts(self) -> None:
         if not self._attempts:
             return
         batch, self._attempts = self._attempts, []
+        rows = [
+            ExchangeAttempt(
+                id=new_id("exa", now_ms=int(at * 1000)),
+                credential_id=cred_id,
+                organization_id=org_id,
+                at=datetime.fromtimestamp(at, UTC),
+                outcome=outcome,
+                failed_check=check,
+                subject=subject,
+                client_address=client,
+            )
+            for cred_id, org_id, at, outcome, check, subject, client in batch
+        ]
         try:
             async with self.sessions.begin() as session:
-                session.add_all(batch)
+                session.add_all(rows)
         except SQLAlchemyError as exc:
-            log.warning("could not store %d exchange attempts: %s", len(batch), exc)
+            log.warning("could not store %d exchange attempts: %s", len(rows), exc)
 
     async def run_flusher(self, every: float = 1.0) -> None:
         while True:

@@ -78,6 +78,11 @@ class JwksCache:
 
     async def key(self, jwks_uri: str, kid: str | None) -> PyJWK | None:
         """The key for ``kid`` (or the only key when the token names none), or None."""
+        entry = self._entries.get(jwks_uri)
+        if entry is not None and self._clock() - entry.fetched_at < self._ttl:
+            found = self._pick(entry, kid)
+            if found is not None:
+                return found  # the common case: a fresh entry that knows the key
         entry = self._entries.setdefault(jwks_uri, _Entry())
         if self._clock() - entry.fetched_at >= self._ttl:
             async with entry.lock:

@@ -1,0 +1,139 @@
+"""Micro-benchmarks of the token exchange, next to one bare RS256 verification timed the same way:
+
+- the exchange handler's own CPU (``Federation.exchange``: rate limits, cached credential,
+  cached JWKS, PyJWT checks, a four-clause CEL condition, minting the access token);
+  target ≤ 5 × one bare RS256 verification (cryptography, the same key and token);
+- PyJWT's decode alone, and the CEL condition alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.domain.federation import compile_condition
+from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, CredentialConfig
+from app.identity.federation import Federation
+from app.settings import Settings
+from tests.bench.iam_micro import _timed
+
+ISSUER = "https://issuer.bench/ci"
+AUDIENCE = "https://tocsin.bench"
+CONDITION = (
+    'repository_owner == "o" && ref.startsWith("refs/heads/") && '
+    'environment in ["prod", "staging"] && !(event_name == "pull_request")'
+)
+TARGET_RATIO = 5.0
+
+
+def section_federation(_bench: Any = None) -> dict[str, Any]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())), "kid": "k1", "use": "sig"}
+    now = int(time.time())
+    claims = {
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "sub": "repo:o/r:environment:prod",
+        "repository_owner": "o",
+        "ref": "refs/heads/main",
+        "environment": "prod",
+        "event_name": "push",
+        "iat": now,
+        "exp": now + 3600,
+    }
+    token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+    signing_input, _, signature = token.rpartition(".")
+    raw_signature = jwt.utils.base64url_decode(signature)
+    public = key.public_key()
+
+    def bare_verify() -> None:
+        public.verify(raw_signature, signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+
+    settings = Settings(exchange_rate_per_client=1e9, exchange_rate_per_credential=1e9, exchange_burst=10**9)
+    federation = Federation(settings, async_sessionmaker[AsyncSession]())
+
+    async def jwks_document(_url: str) -> dict[str, Any]:
+        return {"keys": [jwk]}
+
+    federation.jwks._fetch_json = jwks_document  # an in-memory issuer: this measures the handler, not HTTP
+    condition = compile_condition(CONDITION)
+    federation.credentials.put(
+        "cred_bench",
+        "org_bench",
+        CredentialConfig(
+            id="cred_bench",
+            organization_id="org_bench",
+            service_account_id="sa_bench",
+            issuer_url=ISSUER,
+            audience=AUDIENCE,
+            subject_filter="repo:o/r:*",
+            jwks_uri="https://issuer.bench/jwks",
+            condition=condition,
+            active=True,
+        ),
+    )
+    form = {"grant_type": GRANT_TYPE, "subject_token_type": SUBJECT_TOKEN_TYPE, "subject_token": token}
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(federation.exchange("cred_bench", form, "127.0.0.1"))  # warm the JWKS cache
+        federation._attempts.clear()
+
+        def exchange() -> None:
+            loop.run_until_complete(federation.exchange("cred_bench", form, "127.0.0.1"))
+            federation._attempts.clear()
+
+        handler = _timed(exchange, rounds=200, batch=10)
+        loop_cost = _timed(lambda: loop.run_until_complete(asyncio.sleep(0)), rounds=200, batch=10)
+    finally:
+        loop.close()
+    bare = _timed(bare_verify, rounds=200, batch=10)
+    decode = _timed(
+        lambda: jwt.decode(token, public, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER), rounds=200, batch=10
+    )
+    cel_cost = _timed(lambda: condition.evaluate(claims), rounds=500, batch=20)
+    ratio = handler["p50_us"] / bare["p50_us"]
+    return {
+        "bare_rs256_verify": bare,
+        "pyjwt_decode": decode,
+        "cel_four_clauses": cel_cost,
+        "exchange_handler": {
+            **handler,
+            "ratio_to_bare_verify": ratio,
+            "target_ratio": TARGET_RATIO,
+            "met": ratio <= TARGET_RATIO,
+            "exchanges_per_second_one_core": 1e6 / handler["p50_us"],
+            "includes_run_until_complete_us": loop_cost["p50_us"],
+        },
+    }
+
+
+def render_federation(fig: dict[str, Any]) -> list[str]:
+    bare = fig["bare_rs256_verify"]["p50_us"]
+    h = fig["exchange_handler"]
+    rows = ["Token exchange (p50 / p99 per call, µs; ratio to one bare RS256 verification)"]
+    for key, label in (
+        ("bare_rs256_verify", "bare RS256 verify (cryptography)"),
+        ("pyjwt_decode", "PyJWT decode"),
+        ("cel_four_clauses", "CEL condition, four clauses"),
+        ("exchange_handler", "exchange handler"),
+    ):
+        f = fig[key]
+        rows.append(f"  {label:<36} {f['p50_us']:8.1f} / {f['p99_us']:8.1f}   x{f['p50_us'] / bare:5.2f}")
+    verdict = "met" if h["met"] else "MISSED"
+    rows.append(
+        f"  handler ≤ {h['target_ratio']:.0f} x bare verify: {verdict}; "
+        f"≈ {h['exchanges_per_second_one_core']:,.0f} exchanges/s of one core "
+        f"(includes {h['includes_run_until_complete_us']:.1f} µs of event-loop call overhead)"
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    print("\n".join(render_federation(section_federation())))
