@@ -492,3 +492,35 @@ def test_exchange_is_rate_limited_with_retry_after(
         assert int(limited.headers["Retry-After"]) >= 1
     finally:
         stack.stop()
+
+
+def test_without_private_networks_a_loopback_issuer_is_refused_and_never_contacted(
+    kafka: LocalKafka, fed: Fed, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stack = Stack(
+        tmp_path_factory.mktemp("ssrf"), kafka.bootstrap, extra_env={"TOCSIN_OIDC_CA_FILE": fed.issuer.ca_file}
+    )
+    stack.bootstrap()
+    stack.start_api()
+    try:
+        with stack.client() as owner:
+            sa = owner.post("/service_accounts", json={"name": "ssrf"}).json()["id"]
+            before = fed.issuer.discovery_fetches("other")
+            for issuer_url in (
+                fed.issuer.issuer_url("other"),
+                fed.issuer.issuer_url("other").replace("localhost", "127.0.0.1"),
+                "https://169.254.169.254/latest",
+                "https://10.0.0.1/x",
+                "https://[::1]/x",
+                "https://2130706433/x",
+                "http://example.com/",
+            ):
+                r = owner.post(
+                    f"/service_accounts/{sa}/federated_credentials",
+                    json={"display_name": "x", "issuer_url": issuer_url, "subject_filter": "a"},
+                )
+                assert (r.status_code, r.json()["code"]) == (422, "VAL-001"), issuer_url
+                assert "10.0.0.1" not in r.json()["message"] and "refused" not in r.json()["message"]
+            assert fed.issuer.discovery_fetches("other") == before
+    finally:
+        stack.stop()
