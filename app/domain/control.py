@@ -1,9 +1,34 @@
-"""Event-control decisions. BYPASS for now; METRIC and SET come with their issue."""
+"""Event control: BYPASS, METRIC (ABSOLUTE, DELTA) and SET as pure state machines.
+
+``decide(policy, state, event)`` → ``Outcome(state, decision, detail)``; ``tick(policy,
+state, now_ms)`` applies the passage of time (auto-resolve). Both are driven by event time
+(the record timestamp set when the publish was accepted), so a replay gives the same
+decisions. Where the spec says "not shown" the choices are written next to the code and in
+the README's policy section:
+
+- a value back at or above T while an episode is open resets the stable counter to 0;
+- several rules: the event is "above" when any rule with its metric present is at or above
+  its threshold; it NOTIFIES when any such rule raises its peak (ABSOLUTE) or changes by at
+  least its threshold (DELTA); it counts towards the exit only when every present rule is
+  below; an event carrying none of the policy's metrics changes nothing (SUPPRESS);
+- DELTA's first value only records the value (SUPPRESS): there is no change to measure yet;
+  the change is absolute, |v - previous| ≥ T;
+- the peak hold: within ``peak_hold_duration`` of the peak's time an equal or lower value is
+  suppressed; once it has expired the held peak is forgotten, so the next value at or above T
+  notifies again (a renewed alert for a condition that persists) and becomes the peak;
+- ``auto_resolve_duration`` counts from the episode's last NOTIFY; 0 disables it; a SET
+  auto-release sends a release notice (RESOLVE) like a METRIC one;
+- an INACTIVE policy behaves as BYPASS; a policy whose type changed starts from empty state.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+MINUTE_MS = 60_000
+STATE_VERSION = 1
 
 
 class ControlDecision(StrEnum):
@@ -18,11 +43,178 @@ class PolicyType(StrEnum):
     SET = "SET"
 
 
+@dataclass(frozen=True, slots=True)
+class MetricRule:
+    metric_name: str
+    mode: str  # "ABSOLUTE" | "DELTA"
+    threshold: float
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    type: PolicyType = PolicyType.BYPASS
+    rules: tuple[MetricRule, ...] = ()
+    peak_hold_minutes: float = 0.0
+    exit_stable_limit: int = 0
+    auto_resolve_minutes: float = 0.0
+
+    @classmethod
+    def from_profile(cls, profile: dict[str, Any] | None) -> Policy:
+        """The policy of a topic's ``control_policy_profile`` (validated at save time)."""
+        if not profile or profile.get("status", "ACTIVE") != "ACTIVE":
+            return cls()
+        return cls(
+            type=PolicyType(profile.get("type", "BYPASS")),
+            rules=tuple(
+                MetricRule(str(r["metric_name"]), str(r.get("mode", "ABSOLUTE")), float(r["threshold"]))
+                for r in profile.get("rules") or ()
+            ),
+            peak_hold_minutes=float(profile.get("peak_hold_duration") or 0),
+            exit_stable_limit=int(profile.get("exit_stable_limit") or 0),
+            auto_resolve_minutes=float(profile.get("auto_resolve_duration") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ControlState:
+    """Per organization, topic, publish status and partition key. Replace, never mutate."""
+
+    policy_type: str = PolicyType.BYPASS.value
+    episode_open: bool = False
+    episode_seq: int = 0
+    peaks: tuple[tuple[str, float, int], ...] = ()  # (metric, peak, at_ms)
+    last_values: tuple[tuple[str, float], ...] = ()
+    stable_count: int = 0
+    set_members: tuple[str, ...] = ()
+    last_decision: str | None = None
+    last_notify_ms: int | None = None
+    version: int = STATE_VERSION
+
+    def auto_resolve_at(self, policy: Policy) -> int | None:
+        if not self.episode_open or policy.auto_resolve_minutes <= 0 or self.last_notify_ms is None:
+            return None
+        return self.last_notify_ms + int(policy.auto_resolve_minutes * MINUTE_MS)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlEvent:
+    at_ms: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    areas: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    state: ControlState
+    decision: ControlDecision
+    reason: str
+
+
+def _fresh(policy: Policy, state: ControlState) -> ControlState:
+    return state if state.policy_type == policy.type.value else ControlState(policy_type=policy.type.value)
+
+
+def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
+    """The decision for one event and the state after it."""
+    if policy.type is PolicyType.BYPASS:
+        return Outcome(state, ControlDecision.NOTIFY, "bypass")
+    state = _fresh(policy, state)
+    expired = tick(policy, state, event.at_ms)
+    if expired is not None:
+        state = expired.state  # the episode ended by time before this event: it may open a new one
+    if policy.type is PolicyType.SET:
+        return _decide_set(state, event)
+    return _decide_metric(policy, state, event)
+
+
+def _done(state: ControlState, decision: ControlDecision, reason: str, at_ms: int) -> Outcome:
+    notify = decision is ControlDecision.NOTIFY
+    return Outcome(
+        replace(state, last_decision=decision.value, last_notify_ms=at_ms if notify else state.last_notify_ms),
+        decision,
+        reason,
+    )
+
+
+def _decide_set(state: ControlState, event: ControlEvent) -> Outcome:
+    new = [a for a in dict.fromkeys(event.areas) if a not in state.set_members]
+    if not new:
+        return _done(state, ControlDecision.SUPPRESS, "no new element", event.at_ms)
+    members = (*state.set_members, *new)
+    opened = replace(
+        state, set_members=members, episode_open=True, episode_seq=state.episode_seq + (0 if state.episode_open else 1)
+    )
+    return _done(opened, ControlDecision.NOTIFY, f"new elements {new}", event.at_ms)
+
+
+def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
+    present = [r for r in policy.rules if r.metric_name in event.metrics]
+    if not present:
+        return _done(state, ControlDecision.SUPPRESS, "no metric of the policy in the event", event.at_ms)
+    peaks = {m: (v, at) for m, v, at in state.peaks}
+    last = dict(state.last_values)
+    hold_ms = int(policy.peak_hold_minutes * MINUTE_MS)
+    above = raised = False
+    reasons: list[str] = []
+    for rule in present:
+        value = event.metrics[rule.metric_name]
+        if rule.mode == "DELTA":
+            previous = last.get(rule.metric_name)
+            if previous is not None and abs(value - previous) >= rule.threshold:
+                raised = True
+                reasons.append(f"{rule.metric_name} changed by {value - previous:g}")
+            continue
+        if value < rule.threshold:
+            continue
+        above = True
+        held = peaks.get(rule.metric_name)
+        if held is not None and hold_ms > 0 and event.at_ms - held[1] >= hold_ms:
+            held = None  # the hold expired: forget the peak
+        if held is None or value > held[0] or not state.episode_open:
+            peaks[rule.metric_name] = (value, event.at_ms)
+            raised = True
+            reasons.append(f"{rule.metric_name}={value:g} ≥ {rule.threshold:g}, new peak")
+    for rule in present:
+        last[rule.metric_name] = event.metrics[rule.metric_name]
+    absolute_rules = any(r.mode != "DELTA" for r in present)
+    state = replace(state, last_values=tuple(sorted(last.items())))
+    if raised:
+        opened = state.episode_open or not absolute_rules
+        state = replace(
+            state,
+            peaks=tuple(sorted((m, v, at) for m, (v, at) in peaks.items())),
+            stable_count=0,
+            episode_open=state.episode_open or absolute_rules,
+            episode_seq=state.episode_seq + (0 if opened else 1),
+        )
+        return _done(state, ControlDecision.NOTIFY, "; ".join(reasons), event.at_ms)
+    if above:
+        return _done(replace(state, stable_count=0), ControlDecision.SUPPRESS, "at or above, peak held", event.at_ms)
+    if not state.episode_open or not absolute_rules:
+        return _done(state, ControlDecision.SUPPRESS, "below threshold", event.at_ms)
+    count = state.stable_count + 1
+    if policy.exit_stable_limit > 0 and count >= policy.exit_stable_limit:
+        closed = replace(state, episode_open=False, stable_count=0, peaks=())
+        return _done(closed, ControlDecision.RESOLVE, f"{count} consecutive values below threshold", event.at_ms)
+    return _done(
+        replace(state, stable_count=count), ControlDecision.SUPPRESS, f"below threshold ({count})", event.at_ms
+    )
+
+
+def tick(policy: Policy, state: ControlState, now_ms: int) -> Outcome | None:
+    """RESOLVE when the open episode's auto-resolve time has come; else None (nothing to do)."""
+    due = state.auto_resolve_at(policy)
+    if due is None or now_ms < due:
+        return None
+    closed = replace(
+        state, episode_open=False, stable_count=0, peaks=(), set_members=(), last_decision=ControlDecision.RESOLVE.value
+    )
+    return Outcome(closed, ControlDecision.RESOLVE, "auto-resolve")
+
+
 def policy_type(profile: dict[str, Any] | None) -> PolicyType:
-    """The policy type of a topic's ``control_policy_profile`` (none means BYPASS)."""
-    if not profile or profile.get("status", "ACTIVE") != "ACTIVE":
-        return PolicyType.BYPASS
-    return PolicyType(profile.get("type", "BYPASS"))
+    """The effective policy type of a topic's ``control_policy_profile`` (none or INACTIVE: BYPASS)."""
+    return Policy.from_profile(profile).type
 
 
 def decide_bypass() -> ControlDecision:

@@ -2,7 +2,7 @@
 
 - the exchange handler's own CPU (``Federation.exchange``: rate limits, cached credential,
   cached JWKS, PyJWT checks, a four-clause CEL condition, minting the access token);
-  target ≤ 5 × one bare RS256 verification (cryptography, the same key and token);
+  target ≤ 5 x one bare RS256 verification (cryptography, the same key and token);
 - PyJWT's decode alone, and the CEL condition alone.
 """
 
