@@ -7,15 +7,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
-from app.errors import Conflict, InvalidInput, NotFound
+from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
+from app.store.db import commit_unique
 from app.store.models import Account, Group, GroupMember, RoleBinding
 from app.store.workflows import find_in_org, list_in_org
 
@@ -78,10 +78,7 @@ async def _get(session: SessionDep, org_id: str, group_id: str) -> Group:
 
 
 async def _commit(session: SessionDep) -> None:
-    try:
-        await session.commit()
-    except IntegrityError as exc:
-        raise Conflict("a group with this name already exists") from exc
+    await commit_unique(session, "a group with this name already exists")
 
 
 @router.post("", status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))

@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
 from api.guard import ensure_holds
@@ -18,6 +17,7 @@ from app.domain.principal import Principal
 from app.errors import ChangeRefused, Conflict, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
+from app.store.db import commit_unique
 from app.store.models import CustomRole, IncidentMember, RoleBinding
 from app.store.workflows import find_in_org
 
@@ -99,10 +99,7 @@ async def create_role(
     )
     session.add(row)
     audit.record(session, principal, "create", "role", row.id, {"name": body.name, "policies": row.policies})
-    try:
-        await session.commit()
-    except IntegrityError as exc:
-        raise Conflict("a role with this name already exists") from exc
+    await commit_unique(session, "a role with this name already exists")
     await state.config_changed(org_id, "role")
     return role_out(row)
 
@@ -153,10 +150,7 @@ async def replace_role(
     row.name, row.description = body.name, body.description
     row.policies = [p.model_dump() for p in body.policies]
     audit.record(session, principal, "update", "role", row.id, {"name": body.name, "policies": row.policies})
-    try:
-        await session.commit()
-    except IntegrityError as exc:
-        raise Conflict("a role with this name already exists") from exc
+    await commit_unique(session, "a role with this name already exists")
     await state.config_changed(org_id, "role")
     return role_out(row)
 

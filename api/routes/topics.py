@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
@@ -15,6 +14,7 @@ from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
 from app.store.accounts import utcnow
+from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
 from app.store.workflows import find_topic, list_in_org
 
@@ -112,10 +112,7 @@ async def create_topic(
         id=new_id("wtp"), organization_id=org_id, key=body.key, spec=spec, status=body.status, created_at=utcnow()
     )
     session.add(topic)
-    try:
-        await session.commit()
-    except IntegrityError as exc:
-        raise Conflict(f"a workflow topic with key {body.key!r} already exists") from exc
+    await commit_unique(session, f"a workflow topic with key {body.key!r} already exists")
     await state.config_changed(org_id, "workflow_topic")
     return topic_out(topic)
 

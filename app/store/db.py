@@ -10,12 +10,15 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+
+from app.errors import Conflict
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -59,3 +62,12 @@ def migrate(url: str) -> None:
 
 async def migrate_async(url: str) -> None:
     await asyncio.to_thread(migrate, url)
+
+
+async def commit_unique(session: AsyncSession, conflict_message: str) -> None:
+    """Commit; a unique-constraint violation becomes ``409 RES-002`` with ``conflict_message``."""
+    try:
+        await session.commit()
+    except IntegrityError as exc:
+        await session.rollback()
+        raise Conflict(conflict_message) from exc
