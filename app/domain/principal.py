@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.domain import iam
+from app.domain.binding_index import BindingIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +22,15 @@ class Principal:
     roles: Mapping[str, iam.Role] = field(default_factory=lambda: iam.SYSTEM_ROLES)
     group_ids: frozenset[str] = frozenset()
     incident_ids: frozenset[str] = frozenset()  # incidents whose bindings name this account or its groups
+    _index: BindingIndex | None = field(default=None, compare=False, repr=False)
 
     def grant(self, permission: str, resource: str) -> iam.Grant | None:
         """The binding and role that give ``permission`` on ``resource``, or None."""
-        return iam.evaluate(self.bindings, self.roles, permission, resource)
+        index = self._index
+        if index is None:  # compiled once per principal (principals are cached per token)
+            index = BindingIndex(self.bindings, self.roles)
+            object.__setattr__(self, "_index", index)
+        return index.grant(permission, resource)
 
     def can(self, permission: str, resource: str) -> bool:
         return self.grant(permission, resource) is not None

@@ -19,7 +19,7 @@ from api.state import ApiState
 from app.config_cache import TTLCache
 from app.domain import iam
 from app.domain.principal import Principal
-from app.domain.tokens import generate_token, token_hash
+from app.domain.tokens import generate_token
 from app.settings import Settings
 
 ORG = "org_01bench00000000000000000000"
@@ -56,15 +56,16 @@ def section_iam(_bench: Any = None) -> dict[str, Any]:
 
     token = generate_token()
     cache: TTLCache[str, Principal] = TTLCache(3600.0)
-    cache.put(token_hash(token), ORG, principal)
+    cache.put(token, ORG, principal)  # the API keys its principal cache by the raw token
     # Only the cache and the used-token set are touched on a warm hit; the rest is not needed.
-    state = ApiState(
+    state = ApiState(  # type: ignore[arg-type]
         settings=Settings(),
         engine=None,
         sessions=None,
-        producer=None,  # type: ignore[arg-type]
+        producer=None,
         principals=cache,
         topics=TTLCache(1.0),
+        federation=None,
     )
     header = f"Bearer {token}"
     loop = asyncio.new_event_loop()

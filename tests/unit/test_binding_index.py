@@ -1,0 +1,55 @@
+"""The compiled binding index answers exactly as iam.evaluate, for any bindings and names."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.domain import iam
+from app.domain.binding_index import BindingIndex
+
+ORGS = ["org_1", "org_12", "org_2"]
+TYPES = ["incidents", "workflow_topics", "operation_books", "incidents_archive"]
+TAILS = ["", "<(/.*)?$>", "<.*>", "</.*>", "<(:.*)?>"]
+ROLES = {
+    **iam.SYSTEM_ROLES,
+    "custom": iam.Role("custom", "c", "", ("organization.incident:*", "organization.event:get")),
+}
+
+names = st.builds(
+    lambda org, kind, ident, sub: iam.resource_name(org, kind, ident) + sub if kind else iam.organization_name(org),
+    st.sampled_from(ORGS),
+    st.sampled_from([None, *TYPES]),
+    st.sampled_from(["a", "ab", "x1"]),
+    st.sampled_from(["", "/events", "/forms/1"]),
+)
+binding_names = st.one_of(
+    st.builds(lambda n, t: n + t, names, st.sampled_from(TAILS)),
+    st.builds(
+        lambda o, k, t: f"crn:tocsin:organizations:{o}:{k}{t}",
+        st.sampled_from(ORGS),
+        st.sampled_from(TYPES),
+        st.sampled_from(TAILS),
+    ),
+    st.text(max_size=30),
+)
+bindings = st.lists(st.builds(iam.Binding, binding_names, st.sampled_from([*ROLES, "missing"])), max_size=12)
+permissions = st.sampled_from(
+    [
+        "organization.incident:get",
+        "organization.incident:fullaccess",
+        "organization.workflow_topic:publish",
+        "organization.event:get",
+        "organization.incident:*",
+        "bogus",
+    ]
+)
+resources = st.one_of(
+    names, st.builds(lambda o, k: f"crn:tocsin:organizations:{o}:{k}", st.sampled_from(ORGS), st.sampled_from(TYPES))
+)
+
+
+@settings(max_examples=1500)
+@given(bindings, permissions, resources)
+def test_index_grant_equals_evaluate(bound: list[iam.Binding], permission: str, resource: str) -> None:
+    assert BindingIndex(bound, ROLES).grant(permission, resource) == iam.evaluate(bound, ROLES, permission, resource)
