@@ -28,9 +28,10 @@ from api.routes import (
     workflows,
 )
 from api.state import ApiState, record_token_use, tune_gc
-from app.config_cache import KeyPartitioner, TTLCache, follow_changes
+from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.identity.federation import Federation
+from app.partitioner import KeyPartitioner
 from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker
 from app.topics import ensure_topics

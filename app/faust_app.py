@@ -1,7 +1,7 @@
 """The one Faust application of the worker, and its topics.
 
-Nothing here touches the event loop or the producer at import time; ``streams/`` declares
-the agents on :data:`app`.
+Nothing here touches the event loop or the producer at import time (it only selects uvloop,
+as the API runs on, for the loop the worker creates); ``streams/`` declares the agents on :data:`app`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import faust
+import mode.loop
 
 from app import topics
+from app.partitioner import KeyPartitioner
 from app.settings import get_settings
 
+mode.loop.use("uvloop")
 settings = get_settings()
 # Records the agents send wait this long to share a produce request with others (fewer, larger requests
 # cost the worker and the broker far less CPU); it adds at most this much to the end-to-end latency.
@@ -34,7 +37,8 @@ app = faust.App(
     broker_heartbeat_interval=2.0,
     web_enabled=False,
     autodiscover=False,
-    cython_optimizations=True,
+    producer_partitioner=KeyPartitioner(),
+    cython_optimizations=True,  # our topics are raw bytes, so the reused-event fast path decodes nothing
 )
 
 

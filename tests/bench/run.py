@@ -1,13 +1,9 @@
-"""``make bench``: measure the running stack over HTTP keep-alive with wrk.
+"""``make bench``: figures and ratios against baselines measured in the same run.
 
-Sections (``SECTIONS``) take the shared :class:`Bench`, which starts the broker and the stack
-on first use and stops them at the end, and return a dict of figures; ``--only NAME`` runs
-one. The run prints a table and one ``BENCH_JSON {...}`` line, saved to bench-results/latest.json.
-
-Section ``publish``: throughput and p50/p99 latency of ``POST .../workflow_topics/bench/publish``
-side by side, in the same run and with the same wrk settings, with a trivial FastAPI endpoint
-validating the same body on the same server settings (tests/bench/trivial_app.py), plus the
-CPU% of every process involved. Run: ``python -m tests.bench.run [--connections 32] [--duration 10]``
+Sections (``SECTIONS``; ``--only NAME`` runs one) return a dict of figures; the run prints a
+table and one ``BENCH_JSON {...}`` line, saved to bench-results/latest.json. ``publish`` drives
+the real stack over HTTP keep-alive with wrk, next to a trivial FastAPI endpoint validating the
+same body (tests/bench/trivial_app.py); ``iam`` and ``federation`` time the hot paths in-process.
 """
 
 from __future__ import annotations
@@ -34,6 +30,8 @@ import httpx
 import psutil
 
 from app.kafka_local import LocalKafka, free_port
+from tests.bench.federation_micro import render_federation, section_federation
+from tests.bench.iam_micro import render_iam, section_iam
 from tests.support.stack import ROOT, Stack, wait_for
 
 LUA = Path(__file__).with_name("publish.lua")
@@ -340,7 +338,8 @@ class Section:
     render: Callable[[dict[str, Any]], list[str]]
 
 
-SECTIONS = [Section("publish", section_publish, render_publish)]
+SECTIONS = [Section("publish", section_publish, render_publish), Section("iam", section_iam, render_iam)]
+SECTIONS.append(Section("federation", section_federation, render_federation))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
