@@ -13,6 +13,7 @@ from api.pages import Page, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
+from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import OperationBook, Workflow
 from app.store.workflows import find_in_org, list_in_org
@@ -53,10 +54,11 @@ async def create_book(
     body: BookIn,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.operation_book:create"))],
+    principal: Annotated[Principal, Depends(require("organization.operation_book:create"))],
 ) -> dict[str, Any]:
     book = OperationBook(id=new_id("obk"), organization_id=org_id, created_at=utcnow(), **body.model_dump())
     session.add(book)
+    audit.record(session, principal, "create", "operation_book", book.id, {"name": book.name})
     await session.commit()
     await state.config_changed(org_id, "operation_book")
     return book_out(book)
@@ -90,12 +92,15 @@ async def delete_book(
     book_id: str,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.operation_book:delete", "operation_books/{book_id}"))],
+    principal: Annotated[
+        Principal, Depends(require("organization.operation_book:delete", "operation_books/{book_id}"))
+    ],
 ) -> None:
     book = await _get(session, org_id, book_id)
     for wf in (await session.scalars(select(Workflow).where(Workflow.organization_id == org_id))).all():
         if any(a.get("operation_book_id") == book.id for a in wf.actions):
             raise Conflict("workflows still use this operation book", details={"workflow_id": wf.id})
     await session.delete(book)
+    audit.record(session, principal, "delete", "operation_book", book.id, {"name": book.name})
     await session.commit()
     await state.config_changed(org_id, "operation_book")

@@ -13,6 +13,7 @@ from api.pages import Page, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
+from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
@@ -104,7 +105,7 @@ async def create_topic(
     body: TopicIn,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:create"))],
+    principal: Annotated[Principal, Depends(require("organization.workflow_topic:create"))],
 ) -> dict[str, Any]:
     _check_policy(body.control_policy_profile)
     spec = body.model_dump(mode="json", exclude={"key", "status"})
@@ -112,6 +113,7 @@ async def create_topic(
         id=new_id("wtp"), organization_id=org_id, key=body.key, spec=spec, status=body.status, created_at=utcnow()
     )
     session.add(topic)
+    audit.record(session, principal, "create", "workflow_topic", topic.id, {"key": body.key})
     await commit_unique(session, f"a workflow topic with key {body.key!r} already exists")
     await state.config_changed(org_id, "workflow_topic")
     return topic_out(topic)
@@ -145,12 +147,13 @@ async def delete_topic(
     topic: str,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics/{topic}"))],
+    principal: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics/{topic}"))],
 ) -> None:
     row = await _get(session, org_id, topic)
     used = (await session.scalars(select(Workflow.id).where(Workflow.topic_id == row.id).limit(1))).first()
     if used is not None:
         raise Conflict("workflows still use this topic", details={"workflow_id": used})
     await session.delete(row)
+    audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key})
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")

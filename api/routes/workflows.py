@@ -13,6 +13,7 @@ from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.workflow import Action, RunOperationBook
 from app.errors import InvalidInput, NotFound
+from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import OperationBook, Workflow
 from app.store.workflows import find_in_org, find_topic, list_in_org
@@ -57,7 +58,7 @@ async def create_workflow(
     body: WorkflowIn,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow:create"))],
+    principal: Annotated[Principal, Depends(require("organization.workflow:create"))],
 ) -> dict[str, Any]:
     if body.topic_organization_id not in (None, org_id):
         raise _unavailable("topic_organization_id", "receiving topics shared by other organizations")
@@ -89,6 +90,7 @@ async def create_workflow(
         created_at=utcnow(),
     )
     session.add(wf)
+    audit.record(session, principal, "create", "workflow", wf.id, {"name": wf.name, "topic_id": wf.topic_id})
     await session.commit()
     await state.config_changed(org_id, "workflow")
     return workflow_out(wf)
@@ -125,11 +127,12 @@ async def delete_workflow(
     workflow_id: str,
     session: SessionDep,
     state: StateDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow:delete", "workflows/{workflow_id}"))],
+    principal: Annotated[Principal, Depends(require("organization.workflow:delete", "workflows/{workflow_id}"))],
 ) -> None:
     wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
     if wf is None:
         raise NotFound("workflow not found")
     await session.delete(wf)
+    audit.record(session, principal, "delete", "workflow", wf.id, {"name": wf.name})
     await session.commit()
     await state.config_changed(org_id, "workflow")

@@ -524,3 +524,13 @@ def test_without_private_networks_a_loopback_issuer_is_refused_and_never_contact
             assert fed.issuer.discovery_fetches("other") == before
     finally:
         stack.stop()
+
+
+def test_a_rotated_issuer_key_is_fetched_once_and_accepted(fed: Fed) -> None:
+    cred = fed.credential("cloud", "104857392019283746501")
+    claims = {**idp.cloud_service_account_claims(), "aud": AUDIENCE}
+    assert fed.exchange(cred, fed.issuer.mint("cloud", claims)).status_code == 200
+    before = fed.issuer.jwks_fetches("cloud")
+    fed.issuer.rotate("cloud")
+    assert fed.exchange(cred, fed.issuer.mint("cloud", claims)).status_code == 200
+    assert fed.issuer.jwks_fetches("cloud") == before + 1

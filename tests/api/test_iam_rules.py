@@ -380,3 +380,26 @@ def test_revoked_token_is_rejected_on_every_replica_within_a_second(
         assert elapsed < 1.0, f"the other replica accepted the revoked token for {elapsed:.2f}s"
     finally:
         second.stop()
+
+
+def test_audit_log_records_topic_book_and_workflow_changes(api: Stack, owner: httpx.Client) -> None:
+    topic = owner.post("/workflow_topics", json={"key": "audited"}).json()["id"]
+    book = owner.post("/operation_books", json={"name": "b", "incident_title_template": "t"}).json()["id"]
+    workflow = owner.post(
+        "/workflows",
+        json={
+            "name": "w",
+            "topic": "audited",
+            "mode": "ACTUAL",
+            "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book}],
+        },
+    ).json()["id"]
+    assert owner.delete(f"/workflows/{workflow}").status_code == 204
+    entries = owner.get("/audit_log", params={"limit": 500}).json()["items"]
+    seen = {(e["action"], e["target"]["type"], e["target"]["id"]) for e in entries}
+    assert {
+        ("create", "workflow_topic", topic),
+        ("create", "operation_book", book),
+        ("create", "workflow", workflow),
+        ("delete", "workflow", workflow),
+    } <= seen
