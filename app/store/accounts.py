@@ -127,7 +127,7 @@ async def lookup_token(session: AsyncSession, hashed: str, now: datetime) -> Tok
     token, account = row
     if token.revoked_at is not None or account.status != "ACTIVE":
         return TokenLookup(principal=None, expired=False)
-    if token.expires_at is not None and _aware(token.expires_at) <= now:
+    if token.expires_at is not None and token.expires_at <= now:
         return TokenLookup(principal=None, expired=True)
     principal = await load_principal(session, account, token.id)
     return TokenLookup(principal=principal, expired=False)
@@ -189,8 +189,3 @@ async def load_principal(session: AsyncSession, account: Account, token_id: str)
         group_ids=group_ids,
         incident_ids=frozenset(incident_ids),
     )
-
-
-def _aware(value: datetime) -> datetime:
-    # SQLite returns naive datetimes even for timezone-aware columns.
-    return value if value.tzinfo else value.replace(tzinfo=UTC)

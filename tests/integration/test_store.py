@@ -92,3 +92,14 @@ async def test_incident_effects_are_deduplicated_and_bypass_event_id_updates_ope
         again = await results.apply_incident_actions(session, [*batch, _action("act_c", "evt_c", "quake-1")])
     assert (first.created, first.updated, first.duplicates) == (2, 0, 0)
     assert (again.created, again.updated, again.duplicates) == (0, 1, 2)
+
+
+async def test_datetimes_come_back_timezone_aware_on_every_backend(engine: AsyncEngine) -> None:
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        org = await accounts.create_organization(session, "Acme")
+    async with sessions() as session:
+        from app.store.models import Organization
+
+        stored = await session.get(Organization, org.id)
+    assert stored is not None and stored.created_at.tzinfo is not None
