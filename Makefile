@@ -37,7 +37,7 @@ test: $(STAMP) system-deps lint ## Lint, then every test against real Kafka, SQL
 
 bench: $(STAMP) ## Benchmarks: publish throughput and latency vs a trivial endpoint, same run
 	@scripts/system-deps.sh --bench
-	$(BIN)/tocsin bench
+	$(BIN)/python -m tests.bench.run
 
 clean: ## Remove the virtualenv and local state (var/)
 	rm -rf $(VENV) var bench-results

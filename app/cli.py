@@ -190,7 +190,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "bootstrap":
         cmd_bootstrap(settings, args.org)
     elif args.command == "bench":
-        # The benchmarks live with the tests (they drive the real processes like the e2e tests).
+        # The benchmarks live with the tests (they drive the real processes like the e2e tests),
+        # which are not installed: run from a checkout.
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         importlib.import_module("tests.bench.run").main(args.rest)
 
 

@@ -56,7 +56,6 @@ def raw_topic(name: str) -> Any:
 
 
 publish_topic = raw_topic(topics.PUBLISH)
-decisions_topic = raw_topic(topics.DECISIONS)
 incident_actions_topic = raw_topic(topics.ACTIONS_INCIDENT)
 traces_topic = raw_topic(topics.TRACES)
 dead_letter_topic = raw_topic(topics.DEAD_LETTER)

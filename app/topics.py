@@ -12,14 +12,13 @@ from app.settings import Settings
 log = logging.getLogger(__name__)
 
 PUBLISH = "publish"
-DECISIONS = "decisions"
 ACTIONS_INCIDENT = "actions.incident"
 TRACES = "traces"
 CONFIG_CHANGES = "config-changes"
 DEAD_LETTER = "dead-letter"
 
 # Topics keyed by control state share the partition count, so every stage is co-partitioned.
-KEYED = (PUBLISH, DECISIONS, ACTIONS_INCIDENT, TRACES)
+KEYED = (PUBLISH, ACTIONS_INCIDENT, TRACES)
 
 
 def topic_specs(settings: Settings) -> list[NewTopic]:

@@ -1,4 +1,4 @@
-"""Control agent: decode a publish, apply the event-control policy, pass the decision on."""
+"""Control agent: decode a publish, apply the event-control policy, then run the workflow stage."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import logging
 from typing import Any
 
 from app.domain.control import PolicyType, decide_bypass
-from app.faust_app import app, decisions_topic, publish_topic
-from app.records import decode, encode
+from app.faust_app import app, publish_topic
+from app.records import decode
 from streams.dead_letter import send_dead_letter
+from streams.workflow import run_workflows
 
 log = logging.getLogger(__name__)
 
@@ -25,5 +26,5 @@ async def control(stream: Any) -> None:
         decision = decide_bypass()
         record["control"] = {"policy": PolicyType.BYPASS.value, "decision": decision.value}
         record["decision"] = decision.value
-        await decisions_topic.send(key=event.key, value=encode(record))
+        await run_workflows(event, record)
         log.debug("control event=%s decision=%s", event_id, decision.value)

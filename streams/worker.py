@@ -8,10 +8,10 @@ from pathlib import Path
 
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
-from streams import control, sinks, workflow
+from streams import control, sinks
 from streams.resources import resources
 
-AGENTS = (control.control, workflow.run_workflows, sinks.incident_sink, sinks.trace_sink)
+AGENTS = (control.control, sinks.incident_sink, sinks.trace_sink)
 log = logging.getLogger(__name__)
 
 

@@ -1,4 +1,7 @@
-"""Workflow agent: for each decision, run the topic's workflows — mode, filter, actions."""
+"""The workflow stage: for each decision, run the topic's workflows — mode, filter, actions —
+and send the event's trace. It runs inside the control agent's loop (same key, same
+partition): a separate agent behind a topic of decisions cost one more produce and consume
+per event, a third of the worker's and the broker's CPU, for no isolation gained."""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ from typing import Any
 
 from app.domain.control import ControlDecision
 from app.domain.workflow import action_effect_id, mode_matches, render_template
-from app.faust_app import app, decisions_topic, incident_actions_topic, traces_topic
-from app.records import decode, encode
+from app.faust_app import incident_actions_topic, traces_topic
+from app.records import encode
 from app.store.workflows import TopicConfig
 from streams.dead_letter import send_dead_letter
 from streams.resources import resources
@@ -32,39 +35,33 @@ def _template_context(record: dict[str, Any], cfg: TopicConfig) -> dict[str, Any
     }
 
 
-@app.agent(decisions_topic)
-async def run_workflows(stream: Any) -> None:
-    async for event in stream.events():
-        try:
-            record = decode(event.value)
-            event_id, org_id, topic_id = record["id"], record["organization_id"], record["topic_id"]
-        except (ValueError, KeyError) as exc:
-            await send_dead_letter("workflow", event, f"undecodable decision record: {exc}")
-            continue
-        cfg = await resources().topic_config(org_id, topic_id)
-        steps: list[dict[str, Any]] = [
-            {
-                "step": "accepted",
-                "detail": {
-                    "status": record["status"],
-                    "partition_key": record.get("event_control", {}).get("partition_key"),
-                    "publisher_event_id": record.get("event", {}).get("id"),
-                    "topic_id": topic_id,
-                },
+async def run_workflows(event: Any, record: dict[str, Any]) -> None:
+    """Run the workflows of a decided event (``record`` carries ``decision`` and ``control``)."""
+    event_id, org_id, topic_id = record["id"], record["organization_id"], record["topic_id"]
+    cfg = await resources().topic_config(org_id, topic_id)
+    steps: list[dict[str, Any]] = [
+        {
+            "step": "accepted",
+            "detail": {
+                "status": record["status"],
+                "partition_key": record.get("event_control", {}).get("partition_key"),
+                "publisher_event_id": record.get("event", {}).get("id"),
+                "topic_id": topic_id,
             },
-            {"step": "control", "detail": record.get("control", {})},
-        ]
-        considered: list[dict[str, Any]] = []
-        if cfg is None:
-            considered.append({"skipped": "topic no longer exists"})
-        else:
-            await _run_topic_workflows(event, record, cfg, considered)
-        steps.append({"step": "workflows", "detail": {"workflows": considered}})
-        at_ms = record["accepted_ms"]
-        await traces_topic.send(
-            key=event.key,
-            value=encode({"event_id": event_id, "organization_id": org_id, "at_ms": at_ms, "steps": steps}),
-        )
+        },
+        {"step": "control", "detail": record.get("control", {})},
+    ]
+    considered: list[dict[str, Any]] = []
+    if cfg is None:
+        considered.append({"skipped": "topic no longer exists"})
+    else:
+        await _run_topic_workflows(event, record, cfg, considered)
+    steps.append({"step": "workflows", "detail": {"workflows": considered}})
+    at_ms = record["accepted_ms"]
+    await traces_topic.send(
+        key=event.key,
+        value=encode({"event_id": event_id, "organization_id": org_id, "at_ms": at_ms, "steps": steps}),
+    )
 
 
 async def _run_topic_workflows(

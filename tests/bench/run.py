@@ -338,8 +338,9 @@ class Section:
     render: Callable[[dict[str, Any]], list[str]]
 
 
-SECTIONS = [Section("publish", section_publish, render_publish), Section("iam", section_iam, render_iam)]
-SECTIONS.append(Section("federation", section_federation, render_federation))
+# In-process sections first: the publish section leaves the worker draining its backlog.
+SECTIONS = [Section("iam", section_iam, render_iam), Section("federation", section_federation, render_federation)]
+SECTIONS.append(Section("publish", section_publish, render_publish))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
