@@ -1,5 +1,5 @@
-"""Sinks: store incidents and traces in batches. A batch is retried until the database
-takes it, because the stream acknowledges a batch once this code returns."""
+"""Sinks: store incidents and traces in batches, deduplicated on effect ids. The stream
+acknowledges a batch once the sink returns, so a sink never raises: see :func:`_store`."""
 
 from __future__ import annotations
 
@@ -8,93 +8,129 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
-
-from app.faust_app import app, incident_actions_topic, settings, traces_topic
-from app.records import decode
+from app.faust_app import app, dead_letter_topic, incident_actions_topic, settings, traces_topic
+from app.records import decode, encode
 from app.store.results import apply_incident_actions, record_trace_steps
 from streams.resources import resources
 
 log = logging.getLogger(__name__)
 
 
-async def _until_stored(what: str, write: Callable[[], Awaitable[None]]) -> None:
+MAX_BATCH_ATTEMPTS = 5
+INCIDENT_KEYS = (
+    "effect_id",
+    "event_id",
+    "organization_id",
+    "topic_id",
+    "workflow_id",
+    "operation_book_id",
+    "title",
+    "mode",
+    "accepted_ms",
+)
+TRACE_KEYS = ("event_id", "organization_id", "at_ms", "steps")
+
+
+async def _dead_letter(what: str, reason: str, record: Any) -> None:
+    log.error("sink=%s dead-lettered a record: %s", what, reason)
+    raw = record if isinstance(record, bytes) else encode(record)
+    await dead_letter_topic.send(
+        value=encode({"stage": f"sink:{what}", "reason": reason, "value": raw.decode("utf-8", "replace")[:65536]})
+    )
+
+
+async def _store(
+    what: str, records: list[dict[str, Any]], write: Callable[[list[dict[str, Any]]], Awaitable[None]]
+) -> None:
+    """Write a batch, retrying with backoff; a batch that keeps failing is written record by
+    record and a record that still fails goes to the dead-letter topic. Never raises: the
+    stream acknowledges the batch once this returns, whatever happened."""
     delay = 0.1
-    while True:
+    for attempt in range(1, MAX_BATCH_ATTEMPTS + 1):
         try:
-            await write()
+            await write(records)
             return
-        except (SQLAlchemyError, OSError) as exc:
-            log.error("sink=%s database write failed, retrying in %.1fs: %s", what, delay, exc)
+        except Exception as exc:  # noqa: BLE001 - any failure is retried, then isolated (see docstring)
+            log.error(
+                "sink=%s write of %d records failed (attempt %d), retrying in %.1fs: %s",
+                what,
+                len(records),
+                attempt,
+                delay,
+                exc,
+            )
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
+    if len(records) == 1:
+        await _dead_letter(what, "the database refused it repeatedly", records[0])
+        return
+    for record in records:
+        await _store(what, [record], write)
 
 
-def _decode_all(values: list[Any], what: str) -> list[dict[str, Any]]:
+async def _decode_all(values: list[Any], what: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     out = []
     for value in values:
         try:
-            out.append(decode(value))
+            record = decode(value)
         except ValueError as exc:
-            log.error("sink=%s dropped undecodable record: %s", what, exc)
+            await _dead_letter(what, f"undecodable record: {exc}", value if isinstance(value, bytes) else b"")
+            continue
+        if missing := [k for k in keys if k not in record]:
+            await _dead_letter(what, f"record lacks {missing}", record)
+            continue
+        out.append(record)
     return out
 
 
 @app.agent(incident_actions_topic)
 async def incident_sink(stream: Any) -> None:
     async for values in stream.take(settings.sink_batch_size, within=settings.sink_batch_seconds):
-        await _until_stored("incidents", _incident_writer(_decode_all(values, "incidents")))
+        await _store("incidents", await _decode_all(values, "incidents", INCIDENT_KEYS), _write_incidents)
 
 
-def _incident_writer(actions: list[dict[str, Any]]) -> Callable[[], Awaitable[None]]:
-    async def write() -> None:
-        async with resources().sessions.begin() as session:
-            outcome = await apply_incident_actions(session, actions)
-            steps = [
-                {
-                    "event_id": a["event_id"],
-                    "organization_id": a["organization_id"],
-                    "at_ms": a["accepted_ms"],
-                    "step": f"action:{a['effect_id']}",
-                    "seq": 10,
-                    "detail": {"effect_id": a["effect_id"], "type": "RUN_OPERATION_BOOK", "outcome": "stored"},
-                }
-                for a in actions
-            ]
-            await record_trace_steps(session, steps)
-        log.info(
-            "sink=incidents batch=%d created=%d updated=%d duplicates=%d",
-            len(actions),
-            outcome.created,
-            outcome.updated,
-            outcome.duplicates,
-        )
-
-    return write
+async def _write_incidents(actions: list[dict[str, Any]]) -> None:
+    async with resources().sessions.begin() as session:
+        outcome = await apply_incident_actions(session, actions)
+        steps = [
+            {
+                "event_id": a["event_id"],
+                "organization_id": a["organization_id"],
+                "at_ms": a["accepted_ms"],
+                "step": f"action:{a['effect_id']}",
+                "seq": 10,
+                "detail": {"effect_id": a["effect_id"], "type": "RUN_OPERATION_BOOK", "outcome": "stored"},
+            }
+            for a in actions
+        ]
+        await record_trace_steps(session, steps)
+    log.info(
+        "sink=incidents batch=%d created=%d updated=%d duplicates=%d",
+        len(actions),
+        outcome.created,
+        outcome.updated,
+        outcome.duplicates,
+    )
 
 
 @app.agent(traces_topic)
 async def trace_sink(stream: Any) -> None:
     async for values in stream.take(settings.sink_batch_size, within=settings.sink_batch_seconds):
-        records = _decode_all(values, "traces")
-        steps = [
-            {
-                "event_id": r["event_id"],
-                "organization_id": r["organization_id"],
-                "at_ms": r["at_ms"],
-                "step": s["step"],
-                "seq": seq,
-                "detail": s["detail"],
-            }
-            for r in records
-            for seq, s in enumerate(r["steps"])
-        ]
-        await _until_stored("traces", _trace_writer(steps))
+        await _store("traces", await _decode_all(values, "traces", TRACE_KEYS), _write_traces)
 
 
-def _trace_writer(steps: list[dict[str, Any]]) -> Callable[[], Awaitable[None]]:
-    async def write() -> None:
-        async with resources().sessions.begin() as session:
-            await record_trace_steps(session, steps)
-
-    return write
+async def _write_traces(records: list[dict[str, Any]]) -> None:
+    steps = [
+        {
+            "event_id": r["event_id"],
+            "organization_id": r["organization_id"],
+            "at_ms": r["at_ms"],
+            "step": s["step"],
+            "seq": seq,
+            "detail": s["detail"],
+        }
+        for r in records
+        for seq, s in enumerate(r["steps"])
+    ]
+    async with resources().sessions.begin() as session:
+        await record_trace_steps(session, steps)

@@ -266,7 +266,7 @@ async def delete_token_short_path(
     principal = await authenticate(state, request.headers.get("authorization"))
     account = await session.get(Account, account_id)
     if account is None or account.kind != "service_account":
-        raise NotFound("service account not found")
+        raise NotFound("not found")  # the same answer another organization's token gets
     org_id = account.organization_id
     authorize(
         principal,

@@ -205,7 +205,8 @@ async def put_incident_bindings(
     for i, binding in enumerate(body.bindings):
         if binding.role_id not in roles:
             raise _invalid(f"bindings.{i}.role_id", "unknown role")
-        ensure_can_grant(principal, roles, binding.role_id, resource)
+        # Membership grants the role on the incident and its sub-resources (timeline, form answers).
+        ensure_can_grant(principal, roles, binding.role_id, resource + "<(/.*)?$>")
     before = await _incident_bindings(session, incident_id)
     await session.execute(delete(IncidentMember).where(IncidentMember.incident_id == incident_id))
     for index, binding in enumerate(body.bindings):

@@ -9,14 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete, select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.guard import ensure_can_grant
 from api.pages import Page, page
+from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import InvalidInput, NotFound
 from app.store import audit
-from app.store.accounts import utcnow
+from app.store.accounts import org_roles, utcnow
 from app.store.db import commit_unique
-from app.store.models import Account, Group, GroupMember, RoleBinding
+from app.store.models import Account, Group, GroupMember, IncidentMember, RoleBinding
 from app.store.workflows import find_in_org, list_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/groups", tags=["groups"])
@@ -58,6 +60,22 @@ async def _set_members(session: SessionDep, org_id: str, group_id: str, user_ids
             )
     await session.execute(delete(GroupMember).where(GroupMember.group_id == group_id))
     session.add_all(GroupMember(group_id=group_id, user_id=u) for u in sorted(wanted))
+
+
+async def ensure_can_join(session: SessionDep, principal: Principal, org_id: str, group_id: str) -> None:
+    """Adding a member hands it every role bound to the group: the caller must hold them all."""
+    roles = await org_roles(session, org_id)
+    bound = await session.scalars(
+        select(RoleBinding).where(RoleBinding.subject_kind == "group", RoleBinding.subject_id == group_id)
+    )
+    for binding in bound.all():
+        ensure_can_grant(principal, roles, binding.role_id, binding.resource)
+    memberships = await session.scalars(
+        select(IncidentMember).where(IncidentMember.member_kind == "group", IncidentMember.member_id == group_id)
+    )
+    for member in memberships.all():
+        resource = iam.resource_name(org_id, "incidents", member.incident_id) + "<(/.*)?$>"
+        ensure_can_grant(principal, roles, member.role_id, resource)
 
 
 async def group_out(session: SessionDep, group: Group) -> dict[str, Any]:
@@ -134,6 +152,8 @@ async def update_group(
     if body.name is not None:
         group.name = body.name
     if body.member_user_ids is not None:
+        if set(body.member_user_ids) - set(await _members(session, group.id)):
+            await ensure_can_join(session, principal, org_id, group.id)
         await _set_members(session, org_id, group.id, body.member_user_ids)
     audit.record(session, principal, "update", "group", group.id, body.model_dump(exclude_unset=True))
     await _commit(session)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
@@ -71,6 +71,14 @@ class TopicIn(_Strict):
     template_variables: list[TemplateVariable] = Field(default_factory=list, max_length=100)
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
     control_policy_profile: ControlPolicyProfile | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _not_an_id(cls, value: str) -> str:
+        # A key may stand where an id does in paths, so it must never look like one.
+        if value.startswith("wtp_"):
+            raise ValueError("a key must not start with 'wtp_' (the prefix of topic ids)")
+        return value
 
 
 def _check_policy(profile: ControlPolicyProfile | None) -> None:

@@ -44,7 +44,7 @@ def is_well_formed(token: str) -> bool:
     check = token[len(PREFIX) + _BODY_LEN :]
     if any(c not in _ALPHABET for c in body):
         return False
-    return secrets.compare_digest(check, _checksum(body))
+    return check.isascii() and secrets.compare_digest(check, _checksum(body))
 
 
 def token_hash(token: str) -> str:

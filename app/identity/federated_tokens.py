@@ -60,7 +60,7 @@ def verify(key: bytes, token: str) -> FederatedClaims | None:
         return None
     payload, _, signature = token[len(PREFIX) :].partition(".")
     expected = _b64(hmac.digest(key, payload.encode(), "sha256"))
-    if not signature or not hmac.compare_digest(signature, expected):
+    if not signature or not signature.isascii() or not hmac.compare_digest(signature, expected):
         return None
     try:
         data = orjson.loads(_unb64(payload))

@@ -90,8 +90,12 @@ class Federation:
 
     async def discover(self, issuer_url: str) -> str:
         """Validate the issuer by OIDC discovery; the ``jwks_uri`` to use. 422 on any failure."""
-        parts = urlsplit(issuer_url)
-        if parts.scheme != "https" or not parts.hostname:
+        try:
+            parts = urlsplit(issuer_url)
+            hostname = parts.hostname
+        except ValueError as exc:
+            raise _discovery_failed("issuer_url is not a valid URL") from exc
+        if parts.scheme != "https" or not hostname:
             raise _discovery_failed("issuer_url must be an https URL")
         try:
             document = await self.fetcher.get_json(discovery_url(issuer_url))
@@ -105,6 +109,8 @@ class Federation:
         except FetchRefused as exc:
             log.info("discovery of %s refused: %s", issuer_url, exc.reason)
             raise _discovery_failed("the issuer could not be fetched safely") from exc
+        except ValueError as exc:  # a malformed jwks_uri in the discovery document
+            raise _discovery_failed("jwks_uri must be an https URL") from exc
         return jwks_uri
 
     async def credential(self, credential_id: str) -> CredentialConfig | None:

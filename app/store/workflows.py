@@ -12,15 +12,16 @@ from app.store.models import OperationBook, Workflow, WorkflowTopic
 
 
 async def find_topic(session: AsyncSession, org_id: str, id_or_key: str) -> WorkflowTopic | None:
-    """A topic of ``org_id`` by id or by key (the spec allows either in the path)."""
-    return (
+    """A topic of ``org_id`` by id or by key (the spec allows either in the path); the id wins."""
+    rows = (
         await session.scalars(
             select(WorkflowTopic).where(
                 WorkflowTopic.organization_id == org_id,
                 or_(WorkflowTopic.id == id_or_key, WorkflowTopic.key == id_or_key),
             )
         )
-    ).first()
+    ).all()
+    return next((t for t in rows if t.id == id_or_key), rows[0] if rows else None)
 
 
 async def find_in_org(session: AsyncSession, model: type[Any], org_id: str, obj_id: str) -> Any | None:

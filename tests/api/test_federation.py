@@ -325,6 +325,7 @@ def test_unknown_and_inactive_credentials_give_the_same_400(fed: Fed) -> None:
     ("field", "value", "message"),
     [
         ("issuer_url", "http://localhost/ci", "OIDC discovery failed"),
+        ("issuer_url", "https://[abc/x", "OIDC discovery failed"),
         ("subject_filter", "*", "bare"),
         ("subject_filter", "repo:*:ref:*", "once"),
         ("attribute_condition", 'sub == "a" &&', "syntax error"),

@@ -403,3 +403,39 @@ def test_audit_log_records_topic_book_and_workflow_changes(api: Stack, owner: ht
         ("create", "workflow", workflow),
         ("delete", "workflow", workflow),
     } <= seen
+
+
+def test_adding_yourself_to_a_powerful_group_is_an_escalation(api: Stack, owner: httpx.Client) -> None:
+    user = owner.post("/users", json={"email": "um@example.com", "display_name": "UM"}).json()["id"]
+    owner.put(f"/users/{user}/iam", json={"bindings": [{"resource": org_name(api), "role_id": "user_manager"}]})
+    token = owner.post(f"/users/{user}/access_tokens", json={}).json()["access_token"]
+    group = owner.post("/groups", json={"name": "admins"}).json()["id"]
+    assert (
+        owner.put(
+            f"/groups/{group}/iam", json={"bindings": [{"resource": org_name(api), "role_id": "owner"}]}
+        ).status_code
+        == 200
+    )
+    with as_token(api, token) as c:
+        joined = c.patch(f"/groups/{group}", json={"member_user_ids": [user]})
+        assert (joined.status_code, joined.json()["code"]) == (403, "IAM-002")
+        assert c.get("/workflow_topics").json()["code"] == "IAM-001"
+        plain = c.post("/groups", json={"name": "plain", "member_user_ids": [user]})
+        assert plain.status_code == 201
+
+
+@pytest.mark.parametrize("raw", [b"Bearer tcf_x.\xe9", b"Bearer tcs_" + b"A" * 32 + b"\xe9" * 6, b"Bearer \xff\xfe"])
+def test_non_ascii_tokens_are_401_never_500(api: Stack, raw: bytes) -> None:
+    r = httpx.get(f"{api.base_url}/v1/organizations/{api.org}/workflow_topics", headers={"Authorization": raw})
+    assert r.status_code == 401
+    publish = httpx.post(
+        f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/x/publish",
+        headers={"Authorization": raw},
+        json={"status": "ACTUAL", "data": {}},
+    )
+    assert publish.status_code == 401
+
+
+def test_a_topic_key_cannot_look_like_a_topic_id(owner: httpx.Client) -> None:
+    r = owner.post("/workflow_topics", json={"key": "wtp_01abc"})
+    assert (r.status_code, r.json()["code"]) == (422, "VAL-001")
