@@ -20,8 +20,9 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from api.errors import UNEXPECTED, describe
-from api.routes.publish import accept_publish, quick_id
+from api.routes.publish import accept_publish
 from api.state import ApiState
+from app.domain.ids import new_id
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         elif name == b"x-request-id" and not rid:
             rid = value[:128]
     if not rid:
-        rid = quick_id("req").encode()
+        rid = new_id("req").encode()
     extra: dict[str, str] | None = None
     try:
         event_id = await accept_publish(

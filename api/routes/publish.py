@@ -10,7 +10,6 @@ it in the OpenAPI document.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 
 from aiokafka.errors import KafkaError
@@ -25,6 +24,7 @@ from api.state import ApiState, TopicRef
 from app import records
 from app.domain import iam
 from app.domain.control import policy_type
+from app.domain.ids import new_id
 from app.domain.publish import PublishRequest, publish_record, state_key
 from app.errors import Conflict, InvalidInput, NotFound, Unavailable
 from app.store.workflows import find_topic
@@ -33,31 +33,6 @@ from app.topics import PUBLISH
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
 
 PERMISSION = "organization.workflow_topic:publish"
-
-_PAIRS = [a + b for a in "0123456789abcdefghjkmnpqrstvwxyz" for b in "0123456789abcdefghjkmnpqrstvwxyz"]
-_time_part: tuple[int, str] = (-1, "")
-
-
-def quick_id(prefix: str) -> str:
-    """:func:`app.domain.ids.new_id` (same layout, same randomness) at a third of its cost.
-
-    The 50-bit millisecond time and the 80 random bits of ``os.urandom`` become Crockford
-    base32, most significant first, two characters (10 bits) per table lookup; the time
-    part is rendered once per millisecond.
-    """
-    global _time_part
-    p = _PAIRS
-    ms = int(time.time() * 1000)
-    if _time_part[0] != ms:
-        _time_part = (
-            ms,
-            f"{p[(ms >> 40) & 1023]}{p[(ms >> 30) & 1023]}{p[(ms >> 20) & 1023]}{p[(ms >> 10) & 1023]}{p[ms & 1023]}",
-        )
-    r = int.from_bytes(os.urandom(10), "big")
-    return (
-        f"{prefix}_{_time_part[1]}{p[r >> 70]}{p[(r >> 60) & 1023]}{p[(r >> 50) & 1023]}{p[(r >> 40) & 1023]}"
-        f"{p[(r >> 30) & 1023]}{p[(r >> 20) & 1023]}{p[(r >> 10) & 1023]}{p[r & 1023]}"
-    )
 
 
 async def _load_topic(state: ApiState, org_id: str, id_or_key: str) -> tuple[str, TopicRef]:
@@ -99,7 +74,7 @@ async def accept_publish(
             "event_control.partition_key is required on topics with a control policy",
             details={"fields": [{"field": "event_control.partition_key", "message": "required"}]},
         )
-    event_id = quick_id("evt")
+    event_id = new_id("evt")
     accepted_ms = int(time.time() * 1000)
     value = records.encode(
         publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)

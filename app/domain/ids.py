@@ -7,14 +7,17 @@ import os
 import time
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+# Two Crockford characters (10 bits) per lookup: ids are made on the publish hot path.
+_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]
+
+
+_SHIFTS = {n: tuple(range(5 * n - 10, -1, -10)) for n in (10, 16, 26)}
 
 
 def _base32(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """``value`` as ``length`` (10, 16 or 26) Crockford base32 characters, most significant first."""
+    pairs = _PAIRS
+    return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS[length]])
 
 
 def new_id(prefix: str, *, now_ms: int | None = None) -> str:
