@@ -25,7 +25,7 @@ app = faust.App(
     settings.worker_id,
     broker=f"kafka://{settings.kafka_bootstrap}",
     store="rocksdb://",
-    datadir=str((settings.var_dir / "worker" / settings.worker_id).resolve()),
+    datadir=str(settings.worker_data_path),
     topic_partitions=settings.publish_partitions,
     topic_allow_declare=False,
     consumer_auto_offset_reset="earliest",
@@ -59,3 +59,4 @@ publish_topic = raw_topic(topics.PUBLISH)
 incident_actions_topic = raw_topic(topics.ACTIONS_INCIDENT)
 traces_topic = raw_topic(topics.TRACES)
 dead_letter_topic = raw_topic(topics.DEAD_LETTER)
+idempotency_topic = raw_topic(topics.IDEMPOTENCY)

@@ -32,6 +32,12 @@ class Settings(BaseSettings):
     config_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     sink_batch_size: int = Field(default=500, ge=1)
     sink_batch_seconds: float = Field(default=0.2, gt=0)
+    # Event control (worker).
+    worker_data_dir: Path | None = None  # RocksDB tables; default var_dir/worker/worker_id
+    control_batch_size: int = Field(default=500, ge=1, le=10_000)
+    control_batch_seconds: float = Field(default=0.02, gt=0, le=5)
+    control_tick_seconds: float = Field(default=1.0, gt=0, le=3600)
+    idempotency_retention_hours: float = Field(default=24.0, gt=0, le=24 * 30)
     # Workload-identity federation.
     dev_mode: bool = True
     token_signing_key: SecretStr = SecretStr(_PLACEHOLDER_KEY)
@@ -61,6 +67,10 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.var_dir / 'tocsin.db').resolve()}"
+
+    @property
+    def worker_data_path(self) -> Path:
+        return (self.worker_data_dir or self.var_dir / "worker" / self.worker_id).resolve()
 
     def topic(self, name: str) -> str:
         """Full Kafka topic name for one of the project's logical topics."""

@@ -16,13 +16,22 @@ ACTIONS_INCIDENT = "actions.incident"
 TRACES = "traces"
 CONFIG_CHANGES = "config-changes"
 DEAD_LETTER = "dead-letter"
+IDEMPOTENCY = "idempotency"
+# Changelogs of the worker's RocksDB tables (compacted; a table's partitions follow its source topic's).
+CONTROL_CHANGELOG = "control-state-changelog"
+IDEMPOTENCY_CHANGELOG = "idempotency-changelog"
+CHANGELOGS = (CONTROL_CHANGELOG, IDEMPOTENCY_CHANGELOG)
 
-# Topics keyed by control state share the partition count, so every stage is co-partitioned.
-KEYED = (PUBLISH, ACTIONS_INCIDENT, TRACES)
+# Keyed topics share the partition count, so every stage is co-partitioned.
+KEYED = (PUBLISH, ACTIONS_INCIDENT, TRACES, IDEMPOTENCY, *CHANGELOGS)
 
 
 def topic_specs(settings: Settings) -> list[NewTopic]:
-    specs = [NewTopic(settings.topic(t), settings.publish_partitions, 1) for t in KEYED]
+    compact = {"cleanup.policy": "compact"}
+    specs = [
+        NewTopic(settings.topic(t), settings.publish_partitions, 1, topic_configs=compact if t in CHANGELOGS else {})
+        for t in KEYED
+    ]
     specs.append(NewTopic(settings.topic(CONFIG_CHANGES), 1, 1, topic_configs={"cleanup.policy": "compact"}))
     specs.append(NewTopic(settings.topic(DEAD_LETTER), 1, 1))
     return specs

@@ -1,30 +1,283 @@
-"""Control agent: decode a publish, apply the event-control policy, then run the workflow stage."""
+"""Control agent: apply each publish's event-control policy to its state, run the workflow
+stage, send the batch's outputs, then write the states.
+
+Order within a batch (crash safety without transactions):
+1. decide every event against the stored state (or the state this batch already produced);
+2. send the outputs (incident actions, traces) and wait for the broker's acknowledgement;
+3. only then write the new states to the table (RocksDB + changelog), each carrying the offset
+   of the last record applied to it.
+A worker killed anywhere in between redelivers the batch: a record whose state was not written
+is decided again from the same state and gives the same outputs (deduplicated downstream on
+their effect ids); a record at or below its state's offset was applied and its outputs were
+delivered before the state was written, so it is skipped. No NOTIFY is lost or doubled.
+
+Ticks (auto-resolve) arrive on the publish topic keyed like the state, from the timer below,
+and go through the same path as an event.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
-from app.domain.control import PolicyType, decide_bypass
-from app.faust_app import app, publish_topic
+from app.domain.control import (
+    ControlDecision,
+    ControlEvent,
+    ControlState,
+    Outcome,
+    Policy,
+    PolicyType,
+    decide,
+    tick,
+)
+from app.domain.ids import new_id
+from app.faust_app import app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.records import decode
 from streams.dead_letter import send_dead_letter
-from streams.workflow import run_workflows
+from streams.outbox import Outbox
+from streams.resources import resources
+from streams.workflow import episode_key, run_workflows
+from tables.codecs import StoredControl, dump_control, load_control
+from tables.control import control_states
 
 log = logging.getLogger(__name__)
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# The timers' clock (tests inject another); decisions never read it: they use event time.
+clock: Callable[[], int] = _now_ms
+
+
+class DueIndex:
+    """When each state of this worker's partitions must auto-resolve. Kept in memory: rebuilt
+    from the table when the assignment changes, updated by the agent on every write."""
+
+    def __init__(self) -> None:
+        self.due: dict[bytes, int] = {}
+        self.ticked: dict[bytes, int] = {}  # key → wall time a tick was sent (resent if not applied in 30 s)
+        self.assignment: frozenset[int] | None = None
+
+    def update(self, key: bytes, due_ms: int | None) -> None:
+        self.ticked.pop(key, None)
+        if due_ms is None:
+            self.due.pop(key, None)
+        else:
+            self.due[key] = due_ms
+
+    def rebuild(self, assignment: frozenset[int], items: Any) -> None:
+        self.due.clear()
+        self.ticked.clear()
+        for key, raw in items:
+            stored = load_control(raw)
+            if stored is not None and stored.due_ms is not None:
+                self.due[key] = stored.due_ms
+        self.assignment = assignment
+
+    def take_due(self, now_ms: int) -> list[bytes]:
+        keys = []
+        for key, due in self.due.items():
+            sent = self.ticked.get(key)
+            if due <= now_ms and (sent is None or now_ms - sent > 30_000):
+                self.ticked[key] = now_ms
+                keys.append(key)
+        return keys
+
+
+due_index = DueIndex()
+
+
+def control_event(record: dict[str, Any]) -> ControlEvent:
+    ec = record.get("event_control") or {}
+    return ControlEvent(
+        at_ms=int(record["accepted_ms"]),
+        metrics={str(k): float(v) for k, v in (ec.get("metrics") or {}).items()},
+        areas=tuple(str(a) for a in ec.get("areas") or ()),
+    )
+
+
+def state_view(state: ControlState, policy: Policy) -> dict[str, Any]:
+    """The state as the trace and the control_state route show it."""
+    hold_ms = int(policy.peak_hold_minutes * 60_000)
+    return {
+        "policy_type": state.policy_type,
+        "episode_open": state.episode_open,
+        "episode_seq": state.episode_seq,
+        "peak": {
+            m: {"value": v, "at_ms": at, **({"hold_until_ms": at + hold_ms} if hold_ms else {})}
+            for m, v, at in state.peaks
+        },
+        "last_values": dict(state.last_values),
+        "stable_count": state.stable_count,
+        "set_members": list(state.set_members),
+        "last_decision": state.last_decision,
+        "auto_resolve_at_ms": state.auto_resolve_at(policy),
+    }
+
+
+Step = tuple[dict[str, Any], Outcome, ControlState]  # (record, outcome, state before it)
+
+
+def release_record(record: dict[str, Any], at_ms: int) -> dict[str, Any]:
+    """The auto-release an event finds due before its own decision (its tick had not come yet):
+    a record of its own, with an id derived from the event's so a replay gives the same one."""
+    digest = hashlib.sha256(f"{record['id']}:release".encode()).hexdigest()[:26]
+    return {**record, "kind": "tick", "id": f"evt_{digest}", "accepted_ms": at_ms, "event": {}}
+
+
+def apply_policy(
+    policy: Policy, stored: StoredControl | None, record: dict[str, Any], offset: int
+) -> tuple[list[Step], StoredControl]:
+    """The outcomes of one record, in order, and the state to store after it. A tick yields at
+    most a RESOLVE; an event yields the auto-release that was due before it, if any, then its
+    own decision."""
+    state = stored.state if stored is not None else ControlState(policy_type=policy.type.value)
+    at_ms = int(record["accepted_ms"])
+    steps: list[Step] = []
+    released = tick(policy, state, at_ms)
+    if released is not None:
+        due = state.auto_resolve_at(policy) or at_ms
+        steps.append((record if record.get("kind") == "tick" else release_record(record, due), released, state))
+        state = released.state
+    if record.get("kind") != "tick":
+        outcome = decide(policy, state, control_event(record))
+        steps.append((record, outcome, state))
+        state = outcome.state
+    seq = (stored.seq if stored is not None else 0) + 1
+    return steps, StoredControl(state, offset, seq, state.auto_resolve_at(policy))
+
+
 @app.agent(publish_topic)
 async def control(stream: Any) -> None:
-    async for event in stream.events():
+    async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
+        await process_batch(stream, events)
+
+
+async def process_batch(stream: Any, events: list[Any]) -> None:
+    outbox = Outbox()
+    written: dict[bytes, tuple[Any, StoredControl]] = {}
+    skipped = 0
+    for event in events:
+        stream._set_current_event(event)  # table reads and writes use the current event's partition
         try:
             record = decode(event.value)
-            event_id = record["id"]
-        except (ValueError, KeyError) as exc:
+            if not isinstance(record["id"], str):
+                raise TypeError("the record id is not a string")
+            org_id, topic_id = record["organization_id"], record["topic_id"]
+            record["accepted_ms"] = int(record["accepted_ms"])
+        except (ValueError, KeyError, TypeError) as exc:
             await send_dead_letter("control", event, f"undecodable publish record: {exc}")
             continue
-        decision = decide_bypass()
-        record["control"] = {"policy": PolicyType.BYPASS.value, "decision": decision.value}
-        record["decision"] = decision.value
-        await run_workflows(event, record)
-        log.debug("control event=%s decision=%s", event_id, decision.value)
+        cfg = await resources().topic_config(org_id, topic_id)
+        policy = Policy.from_profile(cfg.spec.get("control_policy_profile") if cfg is not None else None)
+        partition, offset, key = event.message.partition, event.message.offset, event.key
+        if policy.type is PolicyType.BYPASS and record.get("kind") != "tick":
+            record["decision"] = ControlDecision.NOTIFY.value
+            record["control"] = {"policy": PolicyType.BYPASS.value, "decision": ControlDecision.NOTIFY.value}
+            await _emit(record, cfg, key, partition, outbox, event, None)
+            continue
+        pending = written.get(key)
+        stored = pending[1] if pending is not None else load_control(control_states.get(key))
+        if stored is not None and offset <= stored.offset:
+            skipped += 1  # applied, and its outputs delivered, before the worker stopped
+            continue
+        steps, new = apply_policy(policy, stored, record, offset)
+        written[key] = (event, new)
+        for rec, outcome, before in steps:
+            rec["decision"] = outcome.decision.value
+            # An episode opens with a NOTIFY and ends with its RESOLVE; a NOTIFY outside any
+            # episode (DELTA) is a single event, like a BYPASS one.
+            in_episode = outcome.state.episode_open or outcome.decision is ControlDecision.RESOLVE
+            rec["episode_key"] = episode_key(key.decode(), outcome.state.episode_seq) if in_episode else None
+            rec["control"] = {
+                "policy": policy.type.value,
+                "decision": outcome.decision.value,
+                "reason": outcome.reason,
+                "before": state_view(before, policy),
+                "after": state_view(outcome.state, policy),
+            }
+            mirror = _mirror(key, new, rec, policy) if rec is steps[-1][0] else None
+            await _emit(rec, cfg, key, partition, outbox, event, mirror)
+    await outbox.deliver()
+    for key, (event, stored) in written.items():
+        stream._set_current_event(event)
+        control_states[key] = dump_control(stored)
+        due_index.update(key, stored.due_ms)
+    if skipped:
+        log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
+
+
+async def _emit(
+    record: dict[str, Any],
+    cfg: Any,
+    key: bytes,
+    partition: int,
+    outbox: Outbox,
+    event: Any,
+    mirror: dict[str, Any] | None,
+) -> None:
+    """Run the workflow stage for one decided record and queue what it asks to send."""
+    outputs = run_workflows(record, cfg)
+    for action in outputs.actions:
+        outbox.add(incident_actions_topic, partition, action)
+    if mirror is not None:
+        outputs.trace["control_state"] = mirror
+    outbox.add(traces_topic, partition, outputs.trace)
+    for reason in outputs.dead_letters:
+        await send_dead_letter("workflow", event, reason)
+    log.debug("control event=%s decision=%s", record["id"], record["decision"])
+
+
+def _mirror(key: bytes, stored: StoredControl, record: dict[str, Any], policy: Policy) -> dict[str, Any]:
+    """The state as the API's control_state route shows it (the trace sink stores the newest)."""
+    return {
+        "key": key.decode(),
+        "organization_id": record["organization_id"],
+        "topic_id": record["topic_id"],
+        "status": record["status"],
+        "partition_key": (record.get("event_control") or {}).get("partition_key"),
+        "seq": stored.seq,
+        "view": state_view(stored.state, policy),
+    }
+
+
+def tick_record(key: bytes, now_ms: int) -> dict[str, Any]:
+    org_id, topic_id, status, partition = key.decode().split("/", 3)
+    return {
+        "kind": "tick",
+        "id": new_id("evt"),
+        "organization_id": org_id,
+        "topic_id": topic_id,
+        "status": status,
+        "event_control": {"partition_key": partition},
+        "accepted_ms": now_ms,
+        "v": 1,
+    }
+
+
+def _active_partitions() -> frozenset[int]:
+    name = publish_topic.get_topic_name()
+    return frozenset(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name)
+
+
+@app.timer(interval=settings.control_tick_seconds)  # type: ignore[untyped-decorator]  # faust ships no type hints
+async def auto_resolve_ticks() -> None:
+    """Send a tick for every state of this worker's partitions whose auto-resolve time has come."""
+    assignment = _active_partitions()
+    if assignment != due_index.assignment:
+        log.info("control: active partitions %s", sorted(assignment))
+        due_index.rebuild(assignment, control_states.items())
+    now = clock()
+    for key in due_index.take_due(now):
+        await publish_topic.send(key=key, value=_encode_tick(key, now))
+
+
+def _encode_tick(key: bytes, now_ms: int) -> bytes:
+    from app.records import encode
+
+    return encode(tick_record(key, now_ms))

@@ -10,7 +10,8 @@ from typing import Any
 
 from app.faust_app import app, dead_letter_topic, incident_actions_topic, settings, traces_topic
 from app.records import decode, encode
-from app.store.results import apply_incident_actions, record_trace_steps
+from app.store.results import apply_incident_actions, record_trace_steps, upsert_control_views
+from streams.outbox import items_of
 from streams.resources import resources
 
 log = logging.getLogger(__name__)
@@ -69,17 +70,21 @@ async def _store(
 
 
 async def _decode_all(values: list[Any], what: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The items of a batch of records (each record holds one item or ``{"items": [...]}``)."""
     out = []
     for value in values:
         try:
-            record = decode(value)
+            items = items_of(decode(value))
         except ValueError as exc:
             await _dead_letter(what, f"undecodable record: {exc}", value if isinstance(value, bytes) else b"")
             continue
-        if missing := [k for k in keys if k not in record]:
-            await _dead_letter(what, f"record lacks {missing}", record)
-            continue
-        out.append(record)
+        for record in items:
+            if not isinstance(record, dict):
+                await _dead_letter(what, "item is not a JSON object", {"item": record})
+            elif missing := [k for k in keys if k not in record]:
+                await _dead_letter(what, f"record lacks {missing}", record)
+            else:
+                out.append(record)
     return out
 
 
@@ -99,7 +104,11 @@ async def _write_incidents(actions: list[dict[str, Any]]) -> None:
                 "at_ms": a["accepted_ms"],
                 "step": f"action:{a['effect_id']}",
                 "seq": 10,
-                "detail": {"effect_id": a["effect_id"], "type": "RUN_OPERATION_BOOK", "outcome": "stored"},
+                "detail": {
+                    "effect_id": a["effect_id"],
+                    "type": "RUN_OPERATION_BOOK",
+                    "outcome": "resolved" if a.get("decision") == "RESOLVE" else "stored",
+                },
             }
             for a in actions
         ]
@@ -132,5 +141,8 @@ async def _write_traces(records: list[dict[str, Any]]) -> None:
         for r in records
         for seq, s in enumerate(r["steps"])
     ]
+    views = [r["control_state"] for r in records if isinstance(r.get("control_state"), dict)]
     async with resources().sessions.begin() as session:
         await record_trace_steps(session, steps)
+        if views:
+            await upsert_control_views(session, views, max(r["at_ms"] for r in records))

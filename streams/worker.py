@@ -8,10 +8,11 @@ from pathlib import Path
 
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
-from streams import control, sinks
+from streams import control, idempotency, sinks
 from streams.resources import resources
 
-AGENTS = (control.control, sinks.incident_sink, sinks.trace_sink)
+AGENTS = (control.control, idempotency.idempotency, sinks.incident_sink, sinks.trace_sink)
+TIMERS = (control.auto_resolve_ticks,)
 log = logging.getLogger(__name__)
 
 

@@ -1,22 +1,32 @@
-"""The workflow stage: for each decision, run the topic's workflows — mode, filter, actions —
-and send the event's trace. It runs inside the control agent's loop (same key, same
-partition): a separate agent behind a topic of decisions cost one more produce and consume
-per event, a third of the worker's and the broker's CPU, for no isolation gained."""
+"""The workflow stage: for a decided event, run the topic's workflows — mode, filter, actions —
+and build the event's trace. It runs inside the control agent's loop (same key, same
+partition) and returns what to send; the agent sends a batch's outputs together (a separate
+agent behind a topic of decisions cost one more produce and consume per event, for no
+isolation gained)."""
 
 from __future__ import annotations
 
-import logging
+import hashlib
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.control import ControlDecision
 from app.domain.workflow import action_effect_id, mode_matches, render_template
-from app.faust_app import incident_actions_topic, traces_topic
-from app.records import encode
 from app.store.workflows import TopicConfig
-from streams.dead_letter import send_dead_letter
-from streams.resources import resources
 
-log = logging.getLogger(__name__)
+
+@dataclass(slots=True)
+class WorkflowOutputs:
+    """What one event asks to send: incident actions, its trace, and dead-letter reasons."""
+
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    trace: dict[str, Any] = field(default_factory=dict)
+    dead_letters: list[str] = field(default_factory=list)
+
+
+def episode_key(state_key: str, episode_seq: int) -> str:
+    """The id of one control episode (all incidents of an episode share it, one per workflow)."""
+    return hashlib.sha256(f"{state_key}#{episode_seq}".encode()).hexdigest()[:32]
 
 
 def _template_context(record: dict[str, Any], cfg: TopicConfig) -> dict[str, Any]:
@@ -35,10 +45,9 @@ def _template_context(record: dict[str, Any], cfg: TopicConfig) -> dict[str, Any
     }
 
 
-async def run_workflows(event: Any, record: dict[str, Any]) -> None:
-    """Run the workflows of a decided event (``record`` carries ``decision`` and ``control``)."""
-    event_id, org_id, topic_id = record["id"], record["organization_id"], record["topic_id"]
-    cfg = await resources().topic_config(org_id, topic_id)
+def run_workflows(record: dict[str, Any], cfg: TopicConfig | None) -> WorkflowOutputs:
+    """The workflows of a decided event (``record`` carries ``decision`` and ``control``)."""
+    out = WorkflowOutputs()
     steps: list[dict[str, Any]] = [
         {
             "step": "accepted",
@@ -46,26 +55,31 @@ async def run_workflows(event: Any, record: dict[str, Any]) -> None:
                 "status": record["status"],
                 "partition_key": record.get("event_control", {}).get("partition_key"),
                 "publisher_event_id": record.get("event", {}).get("id"),
-                "topic_id": topic_id,
+                "topic_id": record["topic_id"],
+                **({"kind": "tick"} if record.get("kind") == "tick" else {}),
             },
         },
-        {"step": "control", "detail": record.get("control", {})},
     ]
+    if "idempotency" in record:
+        steps.append({"step": "idempotency", "detail": record["idempotency"]})
+    steps.append({"step": "control", "detail": record.get("control", {})})
     considered: list[dict[str, Any]] = []
     if cfg is None:
         considered.append({"skipped": "topic no longer exists"})
     else:
-        await _run_topic_workflows(event, record, cfg, considered)
+        _run_topic_workflows(record, cfg, considered, out)
     steps.append({"step": "workflows", "detail": {"workflows": considered}})
-    at_ms = record["accepted_ms"]
-    await traces_topic.send(
-        key=event.key,
-        value=encode({"event_id": event_id, "organization_id": org_id, "at_ms": at_ms, "steps": steps}),
-    )
+    out.trace = {
+        "event_id": record["id"],
+        "organization_id": record["organization_id"],
+        "at_ms": record["accepted_ms"],
+        "steps": steps,
+    }
+    return out
 
 
-async def _run_topic_workflows(
-    event: Any, record: dict[str, Any], cfg: TopicConfig, considered: list[dict[str, Any]]
+def _run_topic_workflows(
+    record: dict[str, Any], cfg: TopicConfig, considered: list[dict[str, Any]], out: WorkflowOutputs
 ) -> None:
     decision = record["decision"]
     context = _template_context(record, cfg)
@@ -95,28 +109,27 @@ async def _run_topic_workflows(
                 entry["actions"].append(
                     {"index": index, "type": action["type"], "effect_id": effect, "outcome": "operation book not found"}
                 )
-                await send_dead_letter("workflow", event, f"workflow {wf.id} references a missing operation book")
+                out.dead_letters.append(f"workflow {wf.id} references a missing operation book")
                 continue
-            await incident_actions_topic.send(
-                key=event.key,
-                value=encode(
-                    {
-                        "effect_id": effect,
-                        "event_id": record["id"],
-                        "organization_id": record["organization_id"],
-                        "topic_id": record["topic_id"],
-                        "workflow_id": wf.id,
-                        "operation_book_id": book["id"],
-                        "title": render_template(book["title"], context),
-                        "member_user_ids": book["member_user_ids"],
-                        "member_group_ids": book["member_group_ids"],
-                        "partition_key": record.get("event_control", {}).get("partition_key"),
-                        "publisher_event_id": record.get("event", {}).get("id"),
-                        "mode": record["status"],
-                        "decision": decision,
-                        "accepted_ms": record["accepted_ms"],
-                    }
-                ),
+            out.actions.append(
+                {
+                    "effect_id": effect,
+                    "event_id": record["id"],
+                    "organization_id": record["organization_id"],
+                    "topic_id": record["topic_id"],
+                    "workflow_id": wf.id,
+                    "operation_book_id": book["id"],
+                    "title": render_template(book["title"], context),
+                    "member_user_ids": book["member_user_ids"],
+                    "member_group_ids": book["member_group_ids"],
+                    "partition_key": record.get("event_control", {}).get("partition_key"),
+                    "publisher_event_id": record.get("event", {}).get("id"),
+                    "mode": record["status"],
+                    "decision": decision,
+                    "episode_key": record.get("episode_key"),
+                    "reason": record.get("control", {}).get("reason"),
+                    "accepted_ms": record["accepted_ms"],
+                }
             )
             entry["actions"].append(
                 {"index": index, "type": action["type"], "effect_id": effect, "outcome": "requested"}

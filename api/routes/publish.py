@@ -28,7 +28,7 @@ from app.domain.ids import new_id
 from app.domain.publish import PublishRequest, publish_record, state_key
 from app.errors import Conflict, InvalidInput, NotFound, Unavailable
 from app.store.workflows import find_topic
-from app.topics import PUBLISH
+from app.topics import IDEMPOTENCY, PUBLISH
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
 
@@ -76,11 +76,15 @@ async def accept_publish(
         )
     event_id = new_id("evt")
     accepted_ms = int(time.time() * 1000)
-    value = records.encode(
-        publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)
-    )
-    key = state_key(org_id, ref.id, payload.status.value, partition or event_id).encode()
-    await _produce(state, key, value, accepted_ms)
+    record = publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)
+    key = state_key(org_id, ref.id, payload.status.value, partition or event_id)
+    if payload.attributes is not None and payload.attributes.idempotency_key is not None:
+        # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md).
+        record["state_key"] = key
+        idem_key = f"{org_id}/{ref.id}/{payload.attributes.idempotency_key}"
+        await _produce(state, IDEMPOTENCY, idem_key.encode(), records.encode(record), accepted_ms)
+    else:
+        await _produce(state, PUBLISH, key.encode(), records.encode(record), accepted_ms)
     return event_id
 
 
@@ -110,12 +114,12 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
     return json_response({"id": event_id}, status_code=202)
 
 
-async def _produce(state: ApiState, key: bytes, value: bytes, timestamp_ms: int) -> None:
+async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timestamp_ms: int) -> None:
     """Send and wait for the broker's acknowledgement, or fail with 503 within the timeout."""
     settings = state.settings
     try:
         async with asyncio.timeout(settings.produce_timeout_seconds):
-            sent = await state.producer.send(settings.topic(PUBLISH), value=value, key=key, timestamp_ms=timestamp_ms)
+            sent = await state.producer.send(settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms)
             await sent
     except (TimeoutError, KafkaError) as exc:
         raise Unavailable("the event broker is unavailable; the event was not accepted, retry later") from exc

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
+from app.domain.control import policy_type
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
@@ -17,6 +19,7 @@ from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
+from app.store.results import control_view
 from app.store.workflows import find_topic, list_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["workflow topics"])
@@ -49,10 +52,39 @@ class TemplateVariable(_Strict):
     description: str = ""
 
 
-class ControlPolicyProfile(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class MetricRuleIn(_Strict):
+    metric_name: str = Field(min_length=1, max_length=100)
+    mode: Literal["ABSOLUTE", "DELTA"] = "ABSOLUTE"
+    threshold: float = Field(allow_inf_nan=False, ge=-1e15, le=1e15)
+
+
+class ControlPolicyProfile(_Strict):
+    """The spec's event-control policy; bounds are ours (README, "Event control")."""
+
     type: Literal["BYPASS", "METRIC", "SET"] = "BYPASS"
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
+    rules: list[MetricRuleIn] = Field(default_factory=list, max_length=20)
+    peak_hold_duration: float = Field(default=0, ge=0, le=10_080, allow_inf_nan=False)  # minutes, ≤ a week
+    exit_stable_limit: int = Field(default=0, ge=0, le=10_000)
+    auto_resolve_duration: float = Field(default=0, ge=0, le=43_200, allow_inf_nan=False)  # minutes, ≤ 30 days
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ControlPolicyProfile:
+        given = self.model_fields_set
+        if self.type == "METRIC":
+            if not self.rules:
+                raise ValueError("a METRIC policy needs at least one rule")
+            names = [r.metric_name for r in self.rules]
+            if len(set(names)) != len(names):
+                raise ValueError("each metric_name may appear in one rule only")
+            if any(r.mode == "DELTA" and r.threshold <= 0 for r in self.rules):
+                raise ValueError("a DELTA rule's threshold must be greater than 0")
+        elif self.type == "SET":
+            if extra := sorted(given & {"rules", "peak_hold_duration", "exit_stable_limit"}):
+                raise ValueError(f"a SET policy uses only auto_resolve_duration and status, not {extra}")
+        elif extra := sorted(given - {"type", "status"}):
+            raise ValueError(f"a BYPASS policy takes no {extra}")
+        return self
 
 
 class TopicIn(_Strict):
@@ -81,14 +113,6 @@ class TopicIn(_Strict):
         return value
 
 
-def _check_policy(profile: ControlPolicyProfile | None) -> None:
-    if profile is not None and profile.type != "BYPASS" and profile.status == "ACTIVE":
-        raise InvalidInput(
-            f"control policy type {profile.type} is not available yet; use BYPASS",
-            details={"fields": [{"field": "control_policy_profile.type", "message": "not available yet"}]},
-        )
-
-
 def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
     return {
         "id": topic.id,
@@ -115,8 +139,7 @@ async def create_topic(
     state: StateDep,
     principal: Annotated[Principal, Depends(require("organization.workflow_topic:create"))],
 ) -> dict[str, Any]:
-    _check_policy(body.control_policy_profile)
-    spec = body.model_dump(mode="json", exclude={"key", "status"})
+    spec = body.model_dump(mode="json", exclude={"key", "status"}, exclude_none=True)
     topic = WorkflowTopic(
         id=new_id("wtp"), organization_id=org_id, key=body.key, spec=spec, status=body.status, created_at=utcnow()
     )
@@ -165,3 +188,81 @@ async def delete_topic(
     audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key})
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
+
+
+class TopicPatch(_Strict):
+    """Fields a PATCH may change (the key is fixed: paths and keys of publishers use it)."""
+
+    name_ja: str | None = Field(default=None, max_length=500)
+    name_en: str | None = Field(default=None, max_length=500)
+    description_ja: str | None = Field(default=None, max_length=5000)
+    description_en: str | None = Field(default=None, max_length=5000)
+    access_scope: Literal["private", "restricted", "public"] | None = None
+    share_with_partner_orgs: bool | None = None
+    share_with_license_subscribers: bool | None = None
+    share_with_allowed_orgs: bool | None = None
+    share_with_sibling_orgs: bool | None = None
+    allowed_organization_ids: list[str] | None = Field(default=None, max_length=1000)
+    fields: list[TopicField] | None = Field(default=None, max_length=200)
+    template_variables: list[TemplateVariable] | None = Field(default=None, max_length=100)
+    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    control_policy_profile: ControlPolicyProfile | None = None
+
+
+@router.patch("/{topic}", openapi_extra=permission_extra("organization.workflow_topic:update"))
+async def update_topic(
+    org_id: str,
+    topic: str,
+    body: TopicPatch,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require("organization.workflow_topic:update", "workflow_topics/{topic}"))],
+) -> dict[str, Any]:
+    """Change a topic. A new ``control_policy_profile`` replaces the old one whole; open episodes
+    keep their state and follow the new thresholds from their next event, except that a change of
+    policy type starts every state of the topic afresh (README, "Event control")."""
+    row = await _get(session, org_id, topic)
+    changes = body.model_dump(mode="json", exclude_unset=True)
+    if "key" in changes:
+        raise InvalidInput("the key of a topic cannot change")
+    status = changes.pop("status", None)
+    if status is not None:
+        row.status = status
+    if "control_policy_profile" in changes and changes["control_policy_profile"] is None:
+        changes.pop("control_policy_profile")
+        row.spec = {k: v for k, v in row.spec.items() if k != "control_policy_profile"}
+    row.spec = {**row.spec, **changes}
+    audit.record(session, principal, "update", "workflow_topic", row.id, {"fields": sorted(body.model_fields_set)})
+    await session.commit()
+    await state.config_changed(org_id, "workflow_topic")
+    return topic_out(row)
+
+
+@router.get("/{topic}/control_state", openapi_extra=permission_extra("organization.workflow_topic:get"))
+async def control_state(
+    org_id: str,
+    topic: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics/{topic}"))],
+    partition_key: Annotated[str, Query(min_length=1, max_length=256)],
+    status: Literal["ACTUAL", "DRILL", "TEST"] = "ACTUAL",
+) -> dict[str, Any]:
+    """The control state of one partition key, as the worker last reported it (it lags the
+    worker by at most a trace batch). A partition key never seen has the empty state."""
+    row = await _get(session, org_id, topic)
+    view = await control_view(session, org_id, row.id, status, partition_key)
+    v: dict[str, Any] = view.view if view is not None else {}
+    due = v.get("auto_resolve_at_ms")
+    return {
+        "partition_key": partition_key,
+        "status": status,
+        "policy_type": v.get("policy_type", policy_type(row.spec.get("control_policy_profile")).value),
+        "episode_open": v.get("episode_open", False),
+        "peak": v.get("peak", {}),
+        "last_values": v.get("last_values", {}),
+        "stable_count": v.get("stable_count", 0),
+        "set_members": v.get("set_members", []),
+        "last_decision": v.get("last_decision"),
+        "auto_resolve_at": datetime.fromtimestamp(due / 1000, tz=UTC).isoformat() if due is not None else None,
+        "updated_at": view.updated_at.isoformat() if view is not None else None,
+    }

@@ -18,7 +18,12 @@ the README's policy section:
   notifies again (a renewed alert for a condition that persists) and becomes the peak;
 - ``auto_resolve_duration`` counts from the episode's last NOTIFY; 0 disables it; a SET
   auto-release sends a release notice (RESOLVE) like a METRIC one;
-- an INACTIVE policy behaves as BYPASS; a policy whose type changed starts from empty state.
+- an INACTIVE policy behaves as BYPASS and leaves the state as it was (a pause): made ACTIVE
+  again, the state resumes, and an episode whose auto-resolve time passed meanwhile is released
+  first; a policy whose type changed starts from empty state (``tick`` included);
+- only a value at or above an ABSOLUTE threshold opens an episode; a DELTA NOTIFY outside an
+  episode is a single event, inside one it is a step of that episode; any NOTIFY resets the
+  stable counter.
 """
 
 from __future__ import annotations
@@ -179,13 +184,15 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
     absolute_rules = any(r.mode != "DELTA" for r in present)
     state = replace(state, last_values=tuple(sorted(last.items())))
     if raised:
-        opened = state.episode_open or not absolute_rules
+        # Only a value at or above an ABSOLUTE threshold opens an episode; a DELTA change outside
+        # one is a single event (NOTIFY, no episode), inside one it is a step of that episode.
+        opens = above and not state.episode_open
         state = replace(
             state,
             peaks=tuple(sorted((m, v, at) for m, (v, at) in peaks.items())),
             stable_count=0,
-            episode_open=state.episode_open or absolute_rules,
-            episode_seq=state.episode_seq + (0 if opened else 1),
+            episode_open=state.episode_open or above,
+            episode_seq=state.episode_seq + (1 if opens else 0),
         )
         return _done(state, ControlDecision.NOTIFY, "; ".join(reasons), event.at_ms)
     if above:
@@ -203,6 +210,8 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
 
 def tick(policy: Policy, state: ControlState, now_ms: int) -> Outcome | None:
     """RESOLVE when the open episode's auto-resolve time has come; else None (nothing to do)."""
+    if state.policy_type != policy.type.value:
+        return None  # a state of another policy type has no episode under this one (see decide)
     due = state.auto_resolve_at(policy)
     if due is None or now_ms < due:
         return None

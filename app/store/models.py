@@ -139,9 +139,12 @@ class Incident(Base):
     created_at: Mapped[datetime]
     acknowledged_at: Mapped[datetime | None] = mapped_column(default=None)
     resolved_at: Mapped[datetime | None]
+    # The control episode this incident belongs to (METRIC / SET topics); None for single events.
+    episode_key: Mapped[str | None] = mapped_column(String(64), default=None)
     __table_args__ = (
         Index("ix_incidents_org_created", "organization_id", "created_at"),
         Index("ix_incidents_workflow_event", "workflow_id", "event_id"),
+        Index("ix_incidents_episode", "episode_key", "workflow_id"),
     )
 
 
@@ -156,6 +159,22 @@ class IncidentEvent(Base):
     author_id: Mapped[str | None] = mapped_column(String(40), default=None)
     server_event_id: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime]
+
+
+class ControlStateView(Base):
+    """The newest control state of one (organization, topic, status, partition key), as the
+    worker last reported it in a trace: a read model for the control_state route; the state
+    itself lives in the worker's changelog-backed table."""
+
+    __tablename__ = "control_state_views"
+    key: Mapped[str] = mapped_column(String(1200), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40))
+    topic_id: Mapped[str] = mapped_column(String(40))
+    status: Mapped[str] = mapped_column(String(10))
+    partition_key: Mapped[str] = mapped_column(String(1024))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    view: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    updated_at: Mapped[datetime]
 
 
 class EventTraceStep(Base):

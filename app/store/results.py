@@ -12,7 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.store.models import EventTraceStep, Incident, IncidentEvent
+from app.domain.publish import state_key
+from app.store.models import ControlStateView, EventTraceStep, Incident, IncidentEvent
 
 
 def _ts(ms: int) -> datetime:
@@ -36,14 +37,18 @@ class SinkOutcome:
 
 
 async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> SinkOutcome:
-    """Create or update incidents for a batch of RUN_OPERATION_BOOK effects.
+    """Create, update or resolve incidents for a batch of RUN_OPERATION_BOOK effects, in order.
 
-    Each effect id becomes a timeline entry id, so an effect seen before (a redelivery
-    after a worker restart) is counted as a duplicate and changes nothing.
+    One incident per workflow and control episode (``episode_key``): the NOTIFY that opens an
+    episode creates it, a later NOTIFY adds a timeline entry, RESOLVE marks it RESOLVED. Single
+    events (BYPASS, DELTA) create one each, or update the open incident of the same publisher
+    ``event.id``. Each effect id becomes a timeline entry id, so an effect seen before (a
+    redelivery after a worker restart) is counted as a duplicate and changes nothing.
     """
     ids = [a["effect_id"] for a in actions]
     seen = set((await session.scalars(select(IncidentEvent.id).where(IncidentEvent.id.in_(ids)))).all())
     open_by_event = await _open_incidents(session, actions)
+    by_episode = await _episode_incidents(session, actions)
     created = updated = duplicates = 0
     incidents: list[Incident] = []
     entries: list[IncidentEvent] = []
@@ -55,45 +60,52 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
         seen.add(eff)
         when = _ts(action["accepted_ms"])
         publisher_id = action.get("publisher_event_id")
-        incident_id = open_by_event.get((action["workflow_id"], publisher_id)) if publisher_id else None
-        kind = "UPDATED"
-        if incident_id is None:
-            kind = "CREATED"
-            incident_id = "inc_" + eff.partition("_")[2]
-            incidents.append(
-                Incident(
-                    id=incident_id,
-                    organization_id=action["organization_id"],
-                    title=action["title"],
-                    status="OPEN",
-                    operation_book_id=action["operation_book_id"],
-                    workflow_id=action["workflow_id"],
-                    topic_id=action["topic_id"],
-                    partition_key=action.get("partition_key"),
-                    event_id=publisher_id,
-                    server_event_id=action["event_id"],
-                    mode=action["mode"],
-                    member_user_ids=action.get("member_user_ids", []),
-                    member_group_ids=action.get("member_group_ids", []),
-                    created_at=when,
-                    resolved_at=None,
-                )
-            )
-            if publisher_id:
-                open_by_event[(action["workflow_id"], publisher_id)] = incident_id
-            created += 1
+        episode = action.get("episode_key")
+        wf = action["workflow_id"]
+        if episode:
+            incident = by_episode.get((episode, wf))
         else:
-            updated += 1
-        entries.append(
-            IncidentEvent(
-                id=eff,
-                incident_id=incident_id,
-                kind=kind,
-                message=action["title"],
-                server_event_id=action["event_id"],
-                created_at=when,
+            incident = open_by_event.get((wf, publisher_id)) if publisher_id else None
+        if action.get("decision") == "RESOLVE":
+            if incident is None:
+                continue  # no incident in this episode (e.g. the workflow was added after it opened)
+            if incident.status != "RESOLVED":
+                incident.status = "RESOLVED"
+                incident.resolved_at = when
+            entries.append(
+                _entry(eff, incident.id, "RESOLVED", f"released: {action.get('reason') or 'resolved'}", action)
             )
+            updated += 1
+            continue
+        if incident is not None:
+            entries.append(_entry(eff, incident.id, "UPDATED", _update_message(action), action))
+            updated += 1
+            continue
+        incident = Incident(
+            id="inc_" + eff.partition("_")[2],
+            organization_id=action["organization_id"],
+            title=action["title"],
+            status="OPEN",
+            operation_book_id=action["operation_book_id"],
+            workflow_id=wf,
+            topic_id=action["topic_id"],
+            partition_key=action.get("partition_key"),
+            event_id=publisher_id,
+            server_event_id=action["event_id"],
+            mode=action["mode"],
+            member_user_ids=action.get("member_user_ids", []),
+            member_group_ids=action.get("member_group_ids", []),
+            created_at=when,
+            resolved_at=None,
+            episode_key=episode,
         )
+        incidents.append(incident)
+        if episode:
+            by_episode[(episode, wf)] = incident
+        elif publisher_id:
+            open_by_event[(wf, publisher_id)] = incident
+        created += 1
+        entries.append(_entry(eff, incident.id, "CREATED", action["title"], action))
     session.add_all(incidents)
     await session.flush()
     session.add_all(entries)
@@ -101,17 +113,46 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
     return SinkOutcome(created=created, updated=updated, duplicates=duplicates)
 
 
-async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], str]:
-    """BYPASS: open incidents by (workflow, publisher ``event.id``), in one query per batch."""
-    publisher_ids = {a["publisher_event_id"] for a in actions if a.get("publisher_event_id")}
+def _entry(effect_id: str, incident_id: str, kind: str, message: str, action: dict[str, Any]) -> IncidentEvent:
+    return IncidentEvent(
+        id=effect_id,
+        incident_id=incident_id,
+        kind=kind,
+        message=message,
+        server_event_id=action["event_id"],
+        created_at=_ts(action["accepted_ms"]),
+    )
+
+
+def _update_message(action: dict[str, Any]) -> str:
+    reason = action.get("reason")
+    return f"{action['title']} ({reason})" if reason and action.get("episode_key") else action["title"]
+
+
+async def _episode_incidents(
+    session: AsyncSession, actions: Sequence[dict[str, Any]]
+) -> dict[tuple[str, str], Incident]:
+    """Incidents of the batch's episodes, by (episode, workflow), in one query."""
+    episodes = {a["episode_key"] for a in actions if a.get("episode_key")}
+    if not episodes:
+        return {}
+    rows = await session.scalars(select(Incident).where(Incident.episode_key.in_(episodes)))
+    return {(i.episode_key or "", i.workflow_id): i for i in rows}
+
+
+async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], Incident]:
+    """Single events: open incidents by (workflow, publisher ``event.id``), in one query per batch."""
+    publisher_ids = {
+        a["publisher_event_id"] for a in actions if a.get("publisher_event_id") and not a.get("episode_key")
+    }
     if not publisher_ids:
         return {}
-    rows = await session.execute(
-        select(Incident.id, Incident.workflow_id, Incident.event_id).where(
-            Incident.event_id.in_(publisher_ids), Incident.status != "RESOLVED"
+    rows = await session.scalars(
+        select(Incident).where(
+            Incident.event_id.in_(publisher_ids), Incident.status != "RESOLVED", Incident.episode_key.is_(None)
         )
     )
-    return {(workflow_id, event_id or ""): incident_id for incident_id, workflow_id, event_id in rows}
+    return {(i.workflow_id, i.event_id or ""): i for i in rows}
 
 
 async def record_trace_steps(session: AsyncSession, steps: Sequence[dict[str, Any]]) -> None:
@@ -127,6 +168,45 @@ async def record_trace_steps(session: AsyncSession, steps: Sequence[dict[str, An
         for s in steps
     ]
     await insert_ignoring_duplicates(session, EventTraceStep, rows)
+
+
+async def upsert_control_views(session: AsyncSession, views: Sequence[dict[str, Any]], at_ms: int) -> None:
+    """Keep the newest view of each control state (by its ``seq``); older redeliveries change nothing."""
+    newest: dict[str, dict[str, Any]] = {}
+    for v in views:
+        if v["key"] not in newest or v["seq"] > newest[v["key"]]["seq"]:
+            newest[v["key"]] = v
+    if not newest:
+        return
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    rows = [
+        {
+            "key": v["key"],
+            "organization_id": v["organization_id"],
+            "topic_id": v["topic_id"],
+            "status": v["status"],
+            "partition_key": v["partition_key"] or "",
+            "seq": v["seq"],
+            "view": v["view"],
+            "updated_at": _ts(at_ms),
+        }
+        for v in newest.values()
+    ]
+    stmt = insert(ControlStateView)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[ControlStateView.key],
+        set_={"seq": stmt.excluded.seq, "view": stmt.excluded.view, "updated_at": stmt.excluded.updated_at},
+        where=ControlStateView.seq < stmt.excluded.seq,
+    )
+    await session.execute(stmt, rows)
+
+
+async def control_view(
+    session: AsyncSession, org_id: str, topic_id: str, status: str, partition_key: str
+) -> ControlStateView | None:
+    view = await session.get(ControlStateView, state_key(org_id, topic_id, status, partition_key))
+    return view if view is not None and view.organization_id == org_id else None
 
 
 async def event_trace(session: AsyncSession, org_id: str, event_id: str) -> list[EventTraceStep]:

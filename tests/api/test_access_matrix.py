@@ -81,6 +81,8 @@ DOCUMENTED |= {
     ("GET", ORG + "/workflow_topics"): "organization.workflow_topic:list",
     ("GET", ORG + "/workflow_topics/{topic}"): "organization.workflow_topic:get",
     ("DELETE", ORG + "/workflow_topics/{topic}"): "organization.workflow_topic:delete",
+    ("PATCH", ORG + "/workflow_topics/{topic}"): "organization.workflow_topic:update",
+    ("GET", ORG + "/workflow_topics/{topic}/control_state"): "organization.workflow_topic:get",
     ("POST", ORG + "/workflow_topics/{topic}/publish"): "organization.workflow_topic:publish",
     ("POST", ORG + "/operation_books"): "organization.operation_book:create",
     ("GET", ORG + "/operation_books"): "organization.operation_book:list",

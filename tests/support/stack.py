@@ -74,12 +74,12 @@ class Stack:
     def env(self) -> dict[str, str]:
         return dict(self._env)
 
-    def _spawn(self, role: str, log: Path) -> subprocess.Popen[bytes]:
+    def _spawn(self, role: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         with open(log, "ab") as out:
             return subprocess.Popen(
                 [sys.executable, "-m", "app.cli", role],
                 cwd=ROOT,
-                env=self._env,
+                env={**self._env, **(env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -110,9 +110,14 @@ class Stack:
 
         wait_for(ready, timeout, "the API to be ready")
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
+    def worker_data_dir(self, name: str = "worker") -> Path:
+        """Where a worker keeps its RocksDB tables (two workers of one group need two)."""
+        return self.var_dir / name
+
+    def start_worker(self, data_dir: Path | None = None) -> subprocess.Popen[bytes]:
+        """Start a worker (in the stack's consumer group) keeping its tables in ``data_dir``."""
         log = self.var_dir / f"worker-{len(self.workers) + 1}.log"
-        proc = self._spawn("worker", log)
+        proc = self._spawn("worker", log, {"TOCSIN_WORKER_DATA_DIR": str(data_dir or self.worker_data_dir())})
         self.workers.append(proc)
         self.worker_logs.append(log)
         return proc

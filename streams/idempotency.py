@@ -1,0 +1,154 @@
+"""Idempotency stage: publishes that carry ``attributes.idempotency_key`` arrive here keyed by
+organization/topic/key (whatever their partition key), and only the first of each key within
+the retention is forwarded to the publish topic, re-keyed by its control state. A repeat is
+dropped and traced as a duplicate of the first event id.
+
+Crash safety follows the control agent: forward, wait for the broker's acknowledgement, then
+write the key with the offset of the record; a redelivered record at or below that offset was
+forwarded already. Retention without an unbounded table: each partition keeps, in memory, its
+keys in event-time order (rebuilt from the table when the assignment changes), and a batch
+deletes the keys of its partitions that are older than the retention (event time of the batch).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from typing import Any
+
+from app.faust_app import app, idempotency_topic, publish_topic, settings, traces_topic
+from app.partitioner import KeyPartitioner
+from app.records import decode, encode
+from streams.dead_letter import send_dead_letter
+from streams.outbox import Outbox
+from tables.codecs import StoredKey, dump_key, load_key
+from tables.control import idempotency_keys
+
+log = logging.getLogger(__name__)
+_partitioner = KeyPartitioner()
+
+
+class Expiry:
+    """Per partition, a heap of (event time, key) of the stored keys."""
+
+    def __init__(self) -> None:
+        self.heaps: dict[int, list[tuple[int, bytes]]] = {}
+        self.assignment: frozenset[int] | None = None
+
+    def rebuild(self, assignment: frozenset[int], items: Any, partitions: int) -> None:
+        self.heaps = {p: [] for p in assignment}
+        everything = list(range(partitions))
+        for key, raw in items:
+            stored = load_key(raw)
+            partition = _partitioner(key, everything, everything)
+            if stored is not None and partition in self.heaps:
+                self.heaps[partition].append((stored.at_ms, key))
+        for heap in self.heaps.values():
+            heapq.heapify(heap)
+        self.assignment = assignment
+
+    def add(self, partition: int, at_ms: int, key: bytes) -> None:
+        heapq.heappush(self.heaps.setdefault(partition, []), (at_ms, key))
+
+    def expired(self, partition: int, cutoff_ms: int) -> list[tuple[int, bytes]]:
+        heap = self.heaps.get(partition, [])
+        out = []
+        while heap and heap[0][0] <= cutoff_ms:
+            out.append(heapq.heappop(heap))
+        return out
+
+
+expiry = Expiry()
+
+
+def retention_ms() -> int:
+    return int(settings.idempotency_retention_hours * 3_600_000)
+
+
+def _active_partitions() -> frozenset[int]:
+    name = idempotency_topic.get_topic_name()
+    return frozenset(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name)
+
+
+@app.agent(idempotency_topic)
+async def idempotency(stream: Any) -> None:
+    async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
+        await process_batch(stream, events)
+
+
+async def process_batch(stream: Any, events: list[Any]) -> None:
+    assignment = _active_partitions()
+    if assignment != expiry.assignment:
+        expiry.rebuild(assignment, idempotency_keys.items(), settings.publish_partitions)
+    outbox = Outbox()
+    forwards: list[tuple[bytes, bytes, int]] = []
+    written: dict[bytes, tuple[Any, StoredKey]] = {}
+    last_event: dict[int, tuple[Any, int]] = {}
+    window = retention_ms()
+    for event in events:
+        stream._set_current_event(event)
+        partition, offset, key = event.message.partition, event.message.offset, event.key
+        try:
+            record = decode(event.value)
+            event_id, at_ms = str(record["id"]), int(record["accepted_ms"])
+            state_key = str(record.pop("state_key")).encode()
+            idem = str(record["attributes"]["idempotency_key"])
+        except (ValueError, KeyError, TypeError) as exc:
+            await send_dead_letter("idempotency", event, f"undecodable publish record: {exc}")
+            continue
+        last_event[partition] = (event, max(at_ms, last_event.get(partition, (None, 0))[1]))
+        pending = written.get(key)
+        stored = pending[1] if pending is not None else load_key(idempotency_keys.get(key))
+        if stored is not None and stored.event_id == event_id and offset <= stored.offset:
+            continue  # forwarded before the worker stopped
+        if stored is not None and at_ms - stored.at_ms < window:
+            outbox.add(traces_topic, partition, _duplicate_trace(record, idem, stored))
+            continue
+        record["idempotency"] = {"key": idem, "outcome": "first"}
+        forwards.append((state_key, encode(record), at_ms))
+        written[key] = (event, StoredKey(event_id, at_ms, offset))
+    for state_key, value, at_ms in forwards:
+        outbox.pending.append(await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000))
+    await outbox.deliver()
+    for key, (event, stored) in written.items():
+        stream._set_current_event(event)
+        idempotency_keys[key] = dump_key(stored)
+        expiry.add(event.message.partition, stored.at_ms, key)
+    _expire(stream, last_event, window)
+
+
+def _expire(stream: Any, last_event: dict[int, tuple[Any, int]], window: int) -> None:
+    """Delete the keys of the batch's partitions whose retention has passed (by event time)."""
+    removed = 0
+    for partition, (event, newest_ms) in last_event.items():
+        stream._set_current_event(event)
+        for at_ms, key in expiry.expired(partition, newest_ms - window):
+            stored = load_key(idempotency_keys.get(key))
+            if stored is not None and stored.at_ms == at_ms:
+                del idempotency_keys[key]
+                removed += 1
+    if removed:
+        log.info("idempotency: %d keys past their retention removed", removed)
+
+
+def _duplicate_trace(record: dict[str, Any], idem: str, first: StoredKey) -> dict[str, Any]:
+    return {
+        "event_id": record["id"],
+        "organization_id": record["organization_id"],
+        "at_ms": record["accepted_ms"],
+        "steps": [
+            {
+                "step": "accepted",
+                "detail": {
+                    "status": record.get("status"),
+                    "partition_key": (record.get("event_control") or {}).get("partition_key"),
+                    "publisher_event_id": (record.get("event") or {}).get("id"),
+                    "topic_id": record.get("topic_id"),
+                },
+            },
+            {
+                "step": "idempotency",
+                "detail": {"key": idem, "outcome": "duplicate", "duplicate_of": first.event_id},
+            },
+        ],
+    }

@@ -1,0 +1,103 @@
+"""Value codecs of the worker's tables: versioned JSON, so a later change of shape can migrate
+what an older worker wrote (the changelog keeps values for as long as their key lives)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from app.domain.control import STATE_VERSION, ControlState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredControl:
+    """A control state as stored: ``offset`` is the publish-topic offset of the last record
+    applied to it (a redelivered record at or below it was applied, and its outputs delivered,
+    before the state was written), ``seq`` counts the records applied, ``due_ms`` is when the
+    auto-resolve timer must tick (computed with the policy at write time)."""
+
+    state: ControlState
+    offset: int = -1
+    seq: int = 0
+    due_ms: int | None = None
+
+
+def dump_control(stored: StoredControl) -> bytes:
+    s = stored.state
+    return orjson.dumps(
+        {
+            "v": STATE_VERSION,
+            "offset": stored.offset,
+            "seq": stored.seq,
+            "due_ms": stored.due_ms,
+            "state": {
+                "policy_type": s.policy_type,
+                "episode_open": s.episode_open,
+                "episode_seq": s.episode_seq,
+                "peaks": [list(p) for p in s.peaks],
+                "last_values": [list(v) for v in s.last_values],
+                "stable_count": s.stable_count,
+                "set_members": list(s.set_members),
+                "last_decision": s.last_decision,
+                "last_notify_ms": s.last_notify_ms,
+            },
+        }
+    )
+
+
+def load_control(raw: bytes | None) -> StoredControl | None:
+    """The stored state, migrated to the current version; None for no (or an unreadable) value."""
+    if raw is None:
+        return None
+    try:
+        value = orjson.loads(raw)
+        version = value.get("v")
+        if version != STATE_VERSION:  # the only version so far; a new one adds its migration here
+            raise ValueError(f"unknown control state version {version!r}")
+        s: dict[str, Any] = value["state"]
+        state = ControlState(
+            policy_type=str(s["policy_type"]),
+            episode_open=bool(s["episode_open"]),
+            episode_seq=int(s["episode_seq"]),
+            peaks=tuple((str(m), float(v), int(at)) for m, v, at in s["peaks"]),
+            last_values=tuple((str(m), float(v)) for m, v in s["last_values"]),
+            stable_count=int(s["stable_count"]),
+            set_members=tuple(str(a) for a in s["set_members"]),
+            last_decision=s["last_decision"],
+            last_notify_ms=s["last_notify_ms"],
+        )
+        return StoredControl(state, int(value["offset"]), int(value["seq"]), value.get("due_ms"))
+    except (ValueError, KeyError, TypeError) as exc:
+        log.error("control state unreadable, starting from empty state: %s", exc)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredKey:
+    """An idempotency key as stored: the first event that carried it, its event time and offset."""
+
+    event_id: str
+    at_ms: int
+    offset: int
+
+
+def dump_key(stored: StoredKey) -> bytes:
+    return orjson.dumps({"v": 1, "event_id": stored.event_id, "at_ms": stored.at_ms, "offset": stored.offset})
+
+
+def load_key(raw: bytes | None) -> StoredKey | None:
+    if raw is None:
+        return None
+    try:
+        value = orjson.loads(raw)
+        if value.get("v") != 1:
+            raise ValueError(f"unknown idempotency value version {value.get('v')!r}")
+        return StoredKey(str(value["event_id"]), int(value["at_ms"]), int(value["offset"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        log.error("idempotency value unreadable, treated as absent: %s", exc)
+        return None
