@@ -37,7 +37,7 @@ from app.domain.ids import new_id
 from app.faust_app import app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.records import decode
 from streams.dead_letter import send_dead_letter
-from streams.outbox import Outbox
+from streams.outbox import Outbox, use_event
 from streams.resources import resources
 from streams.workflow import episode_key, run_workflows
 from tables.codecs import StoredControl, dump_control, load_control
@@ -163,7 +163,7 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
     written: dict[bytes, tuple[Any, StoredControl]] = {}
     skipped = 0
     for event in events:
-        stream._set_current_event(event)  # table reads and writes use the current event's partition
+        use_event(event)  # table reads and writes use the current event's partition
         try:
             record = decode(event.value)
             if not isinstance(record["id"], str):
@@ -205,7 +205,7 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
             await _emit(rec, cfg, key, partition, outbox, event, mirror)
     await outbox.deliver()
     for key, (event, stored) in written.items():
-        stream._set_current_event(event)
+        use_event(event)
         control_states[key] = dump_control(stored)
         due_index.update(key, stored.due_ms)
     if skipped:

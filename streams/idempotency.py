@@ -20,7 +20,7 @@ from app.faust_app import app, idempotency_topic, publish_topic, settings, trace
 from app.partitioner import KeyPartitioner
 from app.records import decode, encode
 from streams.dead_letter import send_dead_letter
-from streams.outbox import Outbox
+from streams.outbox import Outbox, use_event
 from tables.codecs import StoredKey, dump_key, load_key
 from tables.control import idempotency_keys
 
@@ -86,7 +86,7 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
     last_event: dict[int, tuple[Any, int]] = {}
     window = retention_ms()
     for event in events:
-        stream._set_current_event(event)
+        use_event(event)
         partition, offset, key = event.message.partition, event.message.offset, event.key
         try:
             record = decode(event.value)
@@ -111,7 +111,7 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
         outbox.pending.append(await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000))
     await outbox.deliver()
     for key, (event, stored) in written.items():
-        stream._set_current_event(event)
+        use_event(event)
         idempotency_keys[key] = dump_key(stored)
         expiry.add(event.message.partition, stored.at_ms, key)
     _expire(stream, last_event, window)
@@ -121,7 +121,7 @@ def _expire(stream: Any, last_event: dict[int, tuple[Any, int]], window: int) ->
     """Delete the keys of the batch's partitions whose retention has passed (by event time)."""
     removed = 0
     for partition, (event, newest_ms) in last_event.items():
-        stream._set_current_event(event)
+        use_event(event)
         for at_ms, key in expiry.expired(partition, newest_ms - window):
             stored = load_key(idempotency_keys.get(key))
             if stored is not None and stored.at_ms == at_ms:

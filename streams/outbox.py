@@ -6,10 +6,12 @@ sinks see an episode's NOTIFY before its RESOLVE."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import defaultdict
 from typing import Any
 
 import orjson
+from faust.streams import _current_event
 
 # Far below the broker's and the producer's 1 MiB record limit; a single larger item goes alone.
 MAX_RECORD_BYTES = 256 * 1024
@@ -56,3 +58,15 @@ class Outbox:
         self._items.clear()
         if pending:
             await asyncio.gather(*pending)
+
+
+def use_event(event: Any) -> None:
+    """Make ``event`` the current event of this task, for the table reads and writes that follow
+    (Faust picks the RocksDB and changelog partition from it).
+
+    Only the task's context variable is set, never ``Stream.current_event``: during a
+    ``take_events`` batch the stream's background reader has already set that attribute to the
+    next message and reads it back once the batch is done; overwriting it there made the next
+    batch hold a stale event in place of a new one (seen as a record skipped and one lost).
+    """
+    _current_event.set(weakref.ref(event))
