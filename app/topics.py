@@ -28,9 +28,10 @@ KEYED = (PUBLISH, ACTIONS_INCIDENT, TRACES, IDEMPOTENCY, *CHANGELOGS)
 
 def topic_specs(settings: Settings) -> list[NewTopic]:
     compact = {"cleanup.policy": "compact"}
-    specs = [
-        NewTopic(settings.topic(t), settings.publish_partitions, 1, topic_configs=compact if t in CHANGELOGS else {})
-        for t in KEYED
+    specs = [NewTopic(settings.topic(t), settings.publish_partitions, 1) for t in KEYED if t not in CHANGELOGS]
+    specs += [  # named after the worker's consumer group, as tables/control.py names them
+        NewTopic(settings.topic(f"{settings.worker_id}.{t}"), settings.publish_partitions, 1, topic_configs=compact)
+        for t in CHANGELOGS
     ]
     specs.append(NewTopic(settings.topic(CONFIG_CHANGES), 1, 1, topic_configs={"cleanup.policy": "compact"}))
     specs.append(NewTopic(settings.topic(DEAD_LETTER), 1, 1))

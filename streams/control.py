@@ -41,7 +41,7 @@ from streams.outbox import Outbox, use_event
 from streams.resources import resources
 from streams.workflow import episode_key, run_workflows
 from tables.codecs import StoredControl, dump_control, load_control
-from tables.control import control_states
+from tables.control import control_states, read_value, write_values
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,23 @@ class DueIndex:
 
 
 due_index = DueIndex()
+
+
+_policies: dict[int, tuple[Any, Policy]] = {}
+
+
+def policy_of(cfg: Any) -> Policy:
+    """The policy of a topic configuration, parsed once per loaded configuration."""
+    if cfg is None:
+        return Policy()
+    cached = _policies.get(id(cfg))
+    if cached is not None and cached[0] is cfg:
+        return cached[1]
+    if len(_policies) > 10_000:
+        _policies.clear()
+    policy = Policy.from_profile(cfg.spec.get("control_policy_profile"))
+    _policies[id(cfg)] = (cfg, policy)
+    return policy
 
 
 def control_event(record: dict[str, Any]) -> ControlEvent:
@@ -161,6 +178,9 @@ async def control(stream: Any) -> None:
 async def process_batch(stream: Any, events: list[Any]) -> None:
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
+    mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}  # key → (its last trace, its record)
+    views: dict[bytes, dict[str, Any]] = {}  # key → the view of its newest state in this batch
+    views_of: dict[bytes, ControlState] = {}  # key → that state
     skipped = 0
     for event in events:
         use_event(event)  # table reads and writes use the current event's partition
@@ -174,15 +194,15 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
             await send_dead_letter("control", event, f"undecodable publish record: {exc}")
             continue
         cfg = await resources().topic_config(org_id, topic_id)
-        policy = Policy.from_profile(cfg.spec.get("control_policy_profile") if cfg is not None else None)
+        policy = policy_of(cfg)
         partition, offset, key = event.message.partition, event.message.offset, event.key
         if policy.type is PolicyType.BYPASS and record.get("kind") != "tick":
             record["decision"] = ControlDecision.NOTIFY.value
             record["control"] = {"policy": PolicyType.BYPASS.value, "decision": ControlDecision.NOTIFY.value}
-            await _emit(record, cfg, key, partition, outbox, event, None)
+            await _emit(record, cfg, partition, outbox, event)
             continue
         pending = written.get(key)
-        stored = pending[1] if pending is not None else load_control(control_states.get(key))
+        stored = pending[1] if pending is not None else load_control(read_value(control_states, key))
         if stored is not None and offset <= stored.offset:
             skipped += 1  # applied, and its outputs delivered, before the worker stopped
             continue
@@ -198,42 +218,37 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
                 "policy": policy.type.value,
                 "decision": outcome.decision.value,
                 "reason": outcome.reason,
-                "before": state_view(before, policy),
+                # The previous record's "after" is this one's "before" when the key repeats in a batch.
+                "before": views[key] if key in views and before is views_of[key] else state_view(before, policy),
                 "after": state_view(outcome.state, policy),
             }
-            mirror = _mirror(key, new, rec, policy) if rec is steps[-1][0] else None
-            await _emit(rec, cfg, key, partition, outbox, event, mirror)
+            views[key], views_of[key] = rec["control"]["after"], outcome.state
+            trace = await _emit(rec, cfg, partition, outbox, event)
+        if steps:
+            mirrors[key] = (trace, rec)
+    for key, (trace, rec) in mirrors.items():
+        # The newest state of each key in this batch, for the control_state route (stored by the trace sink).
+        trace["control_state"] = _mirror(key, written[key][1], rec)
     await outbox.deliver()
-    for key, (event, stored) in written.items():
-        use_event(event)
-        control_states[key] = dump_control(stored)
+    await write_values(control_states, [(event, key, dump_control(stored)) for key, (event, stored) in written.items()])
+    for key, (_event, stored) in written.items():
         due_index.update(key, stored.due_ms)
     if skipped:
         log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
 
 
-async def _emit(
-    record: dict[str, Any],
-    cfg: Any,
-    key: bytes,
-    partition: int,
-    outbox: Outbox,
-    event: Any,
-    mirror: dict[str, Any] | None,
-) -> None:
-    """Run the workflow stage for one decided record and queue what it asks to send."""
+async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox, event: Any) -> dict[str, Any]:
+    """Run the workflow stage for one decided record and queue what it asks to send; its trace."""
     outputs = run_workflows(record, cfg)
     for action in outputs.actions:
         outbox.add(incident_actions_topic, partition, action)
-    if mirror is not None:
-        outputs.trace["control_state"] = mirror
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:
         await send_dead_letter("workflow", event, reason)
-    log.debug("control event=%s decision=%s", record["id"], record["decision"])
+    return outputs.trace
 
 
-def _mirror(key: bytes, stored: StoredControl, record: dict[str, Any], policy: Policy) -> dict[str, Any]:
+def _mirror(key: bytes, stored: StoredControl, record: dict[str, Any]) -> dict[str, Any]:
     """The state as the API's control_state route shows it (the trace sink stores the newest)."""
     return {
         "key": key.decode(),
@@ -242,7 +257,7 @@ def _mirror(key: bytes, stored: StoredControl, record: dict[str, Any], policy: P
         "status": record["status"],
         "partition_key": (record.get("event_control") or {}).get("partition_key"),
         "seq": stored.seq,
-        "view": state_view(stored.state, policy),
+        "view": record["control"]["after"],
     }
 
 

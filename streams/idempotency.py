@@ -22,7 +22,7 @@ from app.records import decode, encode
 from streams.dead_letter import send_dead_letter
 from streams.outbox import Outbox, use_event
 from tables.codecs import StoredKey, dump_key, load_key
-from tables.control import idempotency_keys
+from tables.control import idempotency_keys, read_value, write_values
 
 log = logging.getLogger(__name__)
 _partitioner = KeyPartitioner()
@@ -98,7 +98,7 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
             continue
         last_event[partition] = (event, max(at_ms, last_event.get(partition, (None, 0))[1]))
         pending = written.get(key)
-        stored = pending[1] if pending is not None else load_key(idempotency_keys.get(key))
+        stored = pending[1] if pending is not None else load_key(read_value(idempotency_keys, key))
         if stored is not None and stored.event_id == event_id and offset <= stored.offset:
             continue  # forwarded before the worker stopped
         if stored is not None and at_ms - stored.at_ms < window:
@@ -110,9 +110,8 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
     for state_key, value, at_ms in forwards:
         outbox.pending.append(await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000))
     await outbox.deliver()
+    await write_values(idempotency_keys, [(event, key, dump_key(stored)) for key, (event, stored) in written.items()])
     for key, (event, stored) in written.items():
-        use_event(event)
-        idempotency_keys[key] = dump_key(stored)
         expiry.add(event.message.partition, stored.at_ms, key)
     _expire(stream, last_event, window)
 

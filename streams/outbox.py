@@ -41,19 +41,20 @@ def items_of(value: dict[str, Any]) -> list[Any]:
 
 class Outbox:
     def __init__(self) -> None:
-        self._items: dict[tuple[Any, int], list[bytes]] = defaultdict(list)
+        self._items: dict[tuple[Any, int], list[dict[str, Any]]] = defaultdict(list)
         self.pending: list[Any] = []  # futures of records sent already, awaited with the rest
         self.count = 0
 
     def add(self, topic: Any, partition: int, item: dict[str, Any]) -> None:
-        self._items[(topic, partition)].append(orjson.dumps(item))
+        """Queue ``item`` (encoded when delivered, so it may still change until then)."""
+        self._items[(topic, partition)].append(item)
         self.count += 1
 
     async def deliver(self) -> None:
         """Send everything and wait until the broker acknowledged it (raises if it cannot)."""
         pending, self.pending = self.pending, []
         for (topic, partition), items in self._items.items():
-            for value in chunks(items):
+            for value in chunks([orjson.dumps(item) for item in items]):
                 pending.append(await topic.send(value=value, partition=partition))
         self._items.clear()
         if pending:

@@ -22,16 +22,18 @@ class WorkerResources:
         self.topics: TTLCache[tuple[str, str], TopicConfig | None] = TTLCache(settings.config_cache_seconds)
 
     async def topic_config(self, org_id: str, topic_id: str) -> TopicConfig | None:
-        async def load() -> TopicConfig | None:
-            async with self.sessions() as session:
-                return await load_topic_config(session, org_id, topic_id)
-
-        cached = self.topics.get((org_id, topic_id))
+        """The topic's configuration, cached; reloaded in the background before it expires
+        (refresh-ahead), so the agents never wait for the database once a topic is warm."""
+        key = (org_id, topic_id)
+        cached = self.topics.get(key)
         if cached is not None:
             return cached
-        value = await load()
-        self.topics.put((org_id, topic_id), org_id, value)
-        return value
+
+        async def load() -> tuple[str, TopicConfig | None]:
+            async with self.sessions() as session:
+                return org_id, await load_topic_config(session, org_id, topic_id)
+
+        return await self.topics.get_or_load(key, load)
 
 
 @lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
+from app.topics import ensure_topics
 from streams import control, idempotency, sinks
 from streams.resources import resources
 
@@ -31,5 +32,7 @@ def run_worker(loglevel: str = "info") -> None:
     from faust.worker import Worker
 
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
+    asyncio.run(ensure_topics(settings))  # the changelogs are named after this worker's group
     worker = Worker(app, loglevel=loglevel, quiet=True)
+    worker.spinner = None  # with a spinner (log level ≥ WARN) Faust sets the root logger to DEBUG
     worker.execute_from_commandline()

@@ -82,7 +82,7 @@ def _run_topic_workflows(
     record: dict[str, Any], cfg: TopicConfig, considered: list[dict[str, Any]], out: WorkflowOutputs
 ) -> None:
     decision = record["decision"]
-    context = _template_context(record, cfg)
+    context: dict[str, Any] | None = None  # built for the first action that renders a template
     for wf in cfg.workflows:
         entry: dict[str, Any] = {"workflow_id": wf.id, "mode": wf.mode, "mode_matched": False, "actions": []}
         considered.append(entry)
@@ -111,6 +111,8 @@ def _run_topic_workflows(
                 )
                 out.dead_letters.append(f"workflow {wf.id} references a missing operation book")
                 continue
+            if context is None:
+                context = _template_context(record, cfg)
             out.actions.append(
                 {
                     "effect_id": effect,

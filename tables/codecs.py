@@ -72,7 +72,7 @@ def load_control(raw: bytes | None) -> StoredControl | None:
             last_notify_ms=s["last_notify_ms"],
         )
         return StoredControl(state, int(value["offset"]), int(value["seq"]), value.get("due_ms"))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         log.error("control state unreadable, starting from empty state: %s", exc)
         return None
 
@@ -98,6 +98,6 @@ def load_key(raw: bytes | None) -> StoredKey | None:
         if value.get("v") != 1:
             raise ValueError(f"unknown idempotency value version {value.get('v')!r}")
         return StoredKey(str(value["event_id"]), int(value["at_ms"]), int(value["offset"]))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         log.error("idempotency value unreadable, treated as absent: %s", exc)
         return None

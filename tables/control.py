@@ -14,9 +14,15 @@ from app import topics
 from app.faust_app import app, settings
 
 
+def changelog_name(name: str) -> str:
+    """A changelog belongs to its consumer group (the worker id), like Faust's own naming: two
+    groups reading the same topics keep two states."""
+    return settings.topic(f"{settings.worker_id}.{name}")
+
+
 def _changelog(name: str) -> Any:
     return app.topic(
-        settings.topic(name),
+        changelog_name(name),
         key_type=bytes,
         value_type=bytes,
         key_serializer="raw",
@@ -41,3 +47,39 @@ def _table(name: str, changelog: str) -> Any:
 control_states = _table("control-state", topics.CONTROL_CHANGELOG)
 # Key: organization/topic/idempotency key; value: tables.codecs.StoredKey.
 idempotency_keys = _table("idempotency", topics.IDEMPOTENCY_CHANGELOG)
+
+
+async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> None:
+    """Write ``(event, key, value)`` items: the local RocksDB partition of the event, then one
+    changelog record per key straight to the producer.
+
+    Faust's ``table[key] = value`` does the same through its per-set machinery (a FutureMessage,
+    callbacks, sensors: about as costly as a whole ``send``), once per key and batch. The
+    changelog records are not awaited: the consumer flushes the producer before it commits the
+    batch's offsets, so an offset is never committed ahead of its state. The persisted changelog
+    offset is kept as Faust keeps it, so a restart replays only the changelog's tail.
+    """
+    from faust.types import TP
+
+    from streams.outbox import use_event  # streams/ depends on tables/, not the other way round at import
+
+    changelog = table.changelog_topic.get_topic_name()
+    producer, store = app.producer, table.data
+    last: dict[int, Any] = {}
+    for event, key, value in items:
+        use_event(event)
+        store._set(key, value)  # raw bytes both sides: the serializer layers of store[key] = value do nothing
+        partition = event.message.partition
+        last[partition] = await producer.send(changelog, key, value, partition, None, None)
+    for partition, future in last.items():
+        tp = TP(changelog, partition)
+        future.add_done_callback(
+            lambda f, tp=tp: f.exception() is None and store.set_persisted_offset(tp, f.result().offset)
+        )
+
+
+def read_value(table: Any, key: bytes) -> bytes | None:
+    """The stored bytes of ``key`` in the current event's partition (None if absent): the store
+    read under ``table.get(key)`` without its serializer and sensor layers (values are raw bytes)."""
+    value: bytes | None = table.data._get(key)
+    return value

@@ -132,79 +132,103 @@ def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
     return _decide_metric(policy, state, event)
 
 
-def _done(state: ControlState, decision: ControlDecision, reason: str, at_ms: int) -> Outcome:
-    notify = decision is ControlDecision.NOTIFY
-    return Outcome(
-        replace(state, last_decision=decision.value, last_notify_ms=at_ms if notify else state.last_notify_ms),
-        decision,
-        reason,
-    )
+def _done(state: ControlState, decision: ControlDecision, reason: str, at_ms: int, **changes: Any) -> Outcome:
+    """The outcome, with ``changes`` and the decision applied to the state in one construction."""
+    changes["last_decision"] = decision.value
+    if decision is ControlDecision.NOTIFY:
+        changes["last_notify_ms"] = at_ms
+    return Outcome(replace(state, **changes), decision, reason)
 
 
 def _decide_set(state: ControlState, event: ControlEvent) -> Outcome:
     new = [a for a in dict.fromkeys(event.areas) if a not in state.set_members]
     if not new:
         return _done(state, ControlDecision.SUPPRESS, "no new element", event.at_ms)
-    members = (*state.set_members, *new)
-    opened = replace(
-        state, set_members=members, episode_open=True, episode_seq=state.episode_seq + (0 if state.episode_open else 1)
+    return _done(
+        state,
+        ControlDecision.NOTIFY,
+        f"new elements {new}",
+        event.at_ms,
+        set_members=(*state.set_members, *new),
+        episode_open=True,
+        episode_seq=state.episode_seq + (0 if state.episode_open else 1),
     )
-    return _done(opened, ControlDecision.NOTIFY, f"new elements {new}", event.at_ms)
 
 
 def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
-    present = [r for r in policy.rules if r.metric_name in event.metrics]
+    metrics, at_ms = event.metrics, event.at_ms
+    present = [r for r in policy.rules if r.metric_name in metrics]
     if not present:
-        return _done(state, ControlDecision.SUPPRESS, "no metric of the policy in the event", event.at_ms)
+        return _done(state, ControlDecision.SUPPRESS, "no metric of the policy in the event", at_ms)
     peaks = {m: (v, at) for m, v, at in state.peaks}
-    last = dict(state.last_values)
     hold_ms = int(policy.peak_hold_minutes * MINUTE_MS)
-    above = raised = False
+    above = raised = peaks_changed = False
+    absolute_rules = False
     reasons: list[str] = []
+    last = dict(state.last_values)
     for rule in present:
-        value = event.metrics[rule.metric_name]
+        name = rule.metric_name
+        value = metrics[name]
         if rule.mode == "DELTA":
-            previous = last.get(rule.metric_name)
+            previous = last.get(name)
             if previous is not None and abs(value - previous) >= rule.threshold:
                 raised = True
-                reasons.append(f"{rule.metric_name} changed by {value - previous:g}")
+                reasons.append(f"{name} changed by {value - previous:g}")
             continue
+        absolute_rules = True
         if value < rule.threshold:
             continue
         above = True
-        held = peaks.get(rule.metric_name)
-        if held is not None and hold_ms > 0 and event.at_ms - held[1] >= hold_ms:
+        held = peaks.get(name)
+        if held is not None and hold_ms > 0 and at_ms - held[1] >= hold_ms:
             held = None  # the hold expired: forget the peak
         if held is None or value > held[0] or not state.episode_open:
-            peaks[rule.metric_name] = (value, event.at_ms)
-            raised = True
-            reasons.append(f"{rule.metric_name}={value:g} ≥ {rule.threshold:g}, new peak")
+            peaks[name] = (value, at_ms)
+            raised = peaks_changed = True
+            reasons.append(f"{name}={value:g} ≥ {rule.threshold:g}, new peak")
     for rule in present:
-        last[rule.metric_name] = event.metrics[rule.metric_name]
-    absolute_rules = any(r.mode != "DELTA" for r in present)
-    state = replace(state, last_values=tuple(sorted(last.items())))
+        last[rule.metric_name] = metrics[rule.metric_name]
+    last_values = tuple(sorted(last.items()))
     if raised:
         # Only a value at or above an ABSOLUTE threshold opens an episode; a DELTA change outside
         # one is a single event (NOTIFY, no episode), inside one it is a step of that episode.
         opens = above and not state.episode_open
-        state = replace(
+        return _done(
             state,
-            peaks=tuple(sorted((m, v, at) for m, (v, at) in peaks.items())),
+            ControlDecision.NOTIFY,
+            "; ".join(reasons),
+            at_ms,
+            last_values=last_values,
+            peaks=tuple(sorted((m, v, at) for m, (v, at) in peaks.items())) if peaks_changed else state.peaks,
             stable_count=0,
             episode_open=state.episode_open or above,
             episode_seq=state.episode_seq + (1 if opens else 0),
         )
-        return _done(state, ControlDecision.NOTIFY, "; ".join(reasons), event.at_ms)
     if above:
-        return _done(replace(state, stable_count=0), ControlDecision.SUPPRESS, "at or above, peak held", event.at_ms)
+        return _done(
+            state, ControlDecision.SUPPRESS, "at or above, peak held", at_ms, last_values=last_values, stable_count=0
+        )
     if not state.episode_open or not absolute_rules:
-        return _done(state, ControlDecision.SUPPRESS, "below threshold", event.at_ms)
+        return _done(state, ControlDecision.SUPPRESS, "below threshold", at_ms, last_values=last_values)
     count = state.stable_count + 1
     if policy.exit_stable_limit > 0 and count >= policy.exit_stable_limit:
-        closed = replace(state, episode_open=False, stable_count=0, peaks=())
-        return _done(closed, ControlDecision.RESOLVE, f"{count} consecutive values below threshold", event.at_ms)
+        return _done(
+            state,
+            ControlDecision.RESOLVE,
+            f"{count} consecutive values below threshold",
+            at_ms,
+            last_values=last_values,
+            episode_open=False,
+            stable_count=0,
+            peaks=(),
+        )
     return _done(
-        replace(state, stable_count=count), ControlDecision.SUPPRESS, f"below threshold ({count})", event.at_ms
+        state,
+        ControlDecision.SUPPRESS,
+        f"below threshold ({count})",
+        at_ms,
+        last_values=last_values,
+        stable_count=count,
     )
 
 

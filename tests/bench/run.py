@@ -30,6 +30,7 @@ import httpx
 import psutil
 
 from app.kafka_local import LocalKafka, free_port
+from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
 from tests.support.stack import ROOT, Stack, wait_for
@@ -341,6 +342,14 @@ class Section:
 # In-process sections first: the publish section leaves the worker draining its backlog.
 SECTIONS = [Section("iam", section_iam, render_iam), Section("federation", section_federation, render_federation)]
 SECTIONS.append(Section("publish", section_publish, render_publish))
+
+
+def section_control(bench: Bench) -> dict[str, Any]:
+    return run_control_section(bench.kafka().bootstrap, bench.work_dir)
+
+
+# Before publish: that section leaves its worker draining a backlog on the same cores.
+SECTIONS.insert(2, Section("control", section_control, render_control))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,0 +1,182 @@
+"""Bench section ``control``: events/s through the control agent on one worker, from a topic
+filled beforehand, next to a naive Faust pass-through agent (one ``send`` per event) and a
+consume-only agent on the same topic in the same run (tests/bench/control_worker.py).
+
+The workload is a METRIC topic with a RUN_OPERATION_BOOK workflow: each partition key's value
+rises most of the time (NOTIFY, one incident action each) and repeats every tenth event
+(SUPPRESS). The incident and trace sinks do not run: the figure is the control agent's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from app import records
+from app.domain.ids import new_id
+from app.domain.publish import PublishRequest, publish_record, state_key
+from app.settings import Settings
+from app.topics import PUBLISH
+from tests.support.stack import ROOT, Stack
+
+PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
+EVENTS = 30_000
+KEYS = 500
+TARGET, STRETCH = 0.8, 1.0
+ROUNDS = int(os.environ.get("TOCSIN_BENCH_ROUNDS", "2"))
+MODES = tuple(os.environ.get("TOCSIN_BENCH_MODES", "consume,passthrough,control").split(","))
+PROFILE = {
+    "type": "METRIC",
+    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
+    "exit_stable_limit": 3,
+}
+
+
+def _progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def _setup(stack: Stack) -> str:
+    with stack.client() as c:
+        topic = c.post("/workflow_topics", json={"key": "levels", "control_policy_profile": PROFILE})
+        assert topic.status_code == 201, topic.text
+        book = c.post("/operation_books", json={"name": "levels", "incident_title_template": "{event.name}"})
+        assert book.status_code == 201, book.text
+        wf = c.post(
+            "/workflows",
+            json={
+                "name": "levels",
+                "topic": "levels",
+                "mode": "ACTUAL",
+                "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]}],
+            },
+        )
+        assert wf.status_code == 201, wf.text
+        topic_id: str = topic.json()["id"]
+        return topic_id
+
+
+async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> None:
+    """Write the workload to the publish topic as the API would, and the pass-through's topic."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(settings.topic(PASSTHROUGH_TOPIC), settings.publish_partitions, 1)])
+    finally:
+        await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", linger_ms=20)
+    await producer.start()
+    try:
+        now = int(time.time() * 1000)
+        pending = []
+        for i in range(total):
+            key, step = f"site-{i % KEYS}", i // KEYS
+            level = 10.0 + step - (1 if step % 10 == 9 else 0)  # rises, and every tenth value repeats
+            request = PublishRequest.model_validate(
+                {
+                    "status": "ACTUAL",
+                    "data": {"level": level},
+                    "event": {"name": f"{key} level {level}"},
+                    "event_control": {"partition_key": key, "metrics": {"level": level}},
+                }
+            )
+            value = publish_record(
+                event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
+            )
+            sk = state_key(org_id, topic_id, "ACTUAL", key).encode()
+            pending.append(await producer.send(settings.topic(PUBLISH), records.encode(value), key=sk))
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+
+
+def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
+    tag = uuid.uuid4().hex[:8]
+    env = {
+        **stack.env,
+        "TOCSIN_WORKER_ID": f"bench-{mode}-{tag}",
+        "TOCSIN_WORKER_DATA_DIR": str(stack.var_dir / f"bench-{mode}-{tag}"),
+    }
+    log = stack.var_dir / f"bench-{mode}.log"
+    _progress(f"control: {mode} agent over {total} events")
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.control_worker", mode, str(total)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+        )
+        try:
+            out, _ = proc.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise RuntimeError(f"the {mode} agent did not finish: {Stack.tail(log)}") from None
+    # Faust routes a worker's stdout into its log, so the line may be in either.
+    for line in [*out.decode().splitlines(), *log.read_text(errors="replace").splitlines()]:
+        if "CONTROL_BENCH " in line:
+            result: dict[str, Any] = json.loads(line.split("CONTROL_BENCH ", 1)[1])
+            return result
+    raise RuntimeError(f"the {mode} agent printed no result (exit {proc.returncode}): {Stack.tail(log)}")
+
+
+def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
+    stack = Stack(work_dir / "control", kafka_bootstrap)
+    try:
+        stack.bootstrap()
+        stack.start_api()
+        topic_id = _setup(stack)
+        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
+        _progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
+        asyncio.run(_fill(settings, stack.org, topic_id, EVENTS))
+        stack.stop()  # the API is not needed while the agents run: it would only share the cores
+        # Two rounds, alternating, so a slow moment of this shared machine does not decide the ratio.
+        rounds = [{mode: _run(stack, mode, EVENTS) for mode in MODES} for _ in range(ROUNDS)]
+    finally:
+        stack.stop()
+    if any("passthrough" not in r or "control" not in r for r in rounds):
+        raise RuntimeError("TOCSIN_BENCH_MODES must include passthrough and control")
+    ratios = [r["control"]["rate"] / r["passthrough"]["rate"] for r in rounds]
+    ratio = sum(ratios) / len(ratios)
+    return {
+        "events": EVENTS,
+        "partition_keys": KEYS,
+        "rounds": rounds,
+        "ratios": ratios,
+        "ratio_control_to_passthrough": ratio,
+        "target": TARGET,
+        "stretch": STRETCH,
+        "met": ratio >= TARGET,
+    }
+
+
+def render_control(fig: dict[str, Any]) -> list[str]:
+    lines = [
+        f"   {'agent':<12} {'events/s':>10} {'seconds':>8}  counts",
+    ]
+    for n, runs in enumerate(fig["rounds"], 1):
+        for mode, run in runs.items():
+            extra = {k: v for k, v in run.items() if k not in ("mode", "events", "seconds", "rate")}
+            lines.append(f"{n}: {mode:<12} {run['rate']:>10,.0f} {run['seconds']:>8.2f}  {extra}")
+        lines.append(f"{n}: control / pass-through = {fig['ratios'][n - 1]:.2f}")
+    ratio = fig["ratio_control_to_passthrough"]
+    verdict = "stretch met" if ratio >= fig["stretch"] else "target met" if fig["met"] else "BELOW TARGET"
+    lines.append(
+        f"control / pass-through = {ratio:.2f} (target ≥ {fig['target']}, stretch ≥ {fig['stretch']}): {verdict}"
+    )
+    lines.append(
+        f"note: {fig['events']} events over {fig['partition_keys']} partition keys, one worker, "
+        "broker on the same cores; the sinks do not run"
+    )
+    return lines

@@ -1,0 +1,108 @@
+"""One Faust worker of the control bench: ``python -m tests.bench.control_worker MODE TOTAL``.
+
+MODE ``control`` runs the real control agent (streams/control.py: tables, workflow stage,
+batched outputs); ``passthrough`` a naive agent that sends each event on (one ``send`` per
+event); ``consume`` only reads. Each counts events from the first one it sees and, once TOTAL
+were processed, prints one ``CONTROL_BENCH {...}`` line and exits. The environment (TOCSIN_*)
+says which broker, topics, database and consumer group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from app.faust_app import app, publish_topic, raw_topic
+
+PASSTHROUGH_TOPIC = "bench-passthrough"
+
+mode, total = sys.argv[1], int(sys.argv[2])
+started: float | None = None
+processed = 0
+counts: Counter[str] = Counter()
+
+
+_profile: Any = None
+
+
+def begin() -> None:
+    global started, _profile
+    if started is None:
+        started = time.perf_counter()
+        if os.environ.get("TOCSIN_BENCH_PROFILE"):  # a cProfile of the measured part, for digging
+            import cProfile
+
+            _profile = cProfile.Profile()
+            _profile.enable()
+
+
+def done(n: int) -> None:
+    global processed
+    processed += n
+    if processed >= total and started is not None:
+        seconds = time.perf_counter() - started
+        result = {"mode": mode, "events": processed, "seconds": seconds, "rate": processed / seconds, **counts}
+        if _profile is not None:
+            _profile.disable()
+            _profile.dump_stats(os.environ["TOCSIN_BENCH_PROFILE"])
+        print("CONTROL_BENCH " + json.dumps(result), flush=True)
+        os._exit(0)  # measured; nothing of this throwaway consumer group needs a clean stop
+
+
+if mode == "control":
+    import streams.control as control
+
+    process_batch, run_workflows = control.process_batch, control.run_workflows
+
+    async def counted_batch(stream: Any, events: list[Any]) -> None:
+        begin()
+        counts["batches"] += 1
+        await process_batch(stream, events)
+        done(len(events))
+
+    def counted_workflows(record: dict[str, Any], cfg: Any) -> Any:
+        outputs = run_workflows(record, cfg)
+        counts[record["decision"]] += 1
+        counts["actions"] += len(outputs.actions)
+        return outputs
+
+    control.process_batch = counted_batch  # type: ignore[assignment]
+    control.run_workflows = counted_workflows  # type: ignore[assignment]
+elif mode == "passthrough":
+    out = raw_topic(PASSTHROUGH_TOPIC)
+
+    @app.agent(publish_topic)
+    async def passthrough(stream: Any) -> None:
+        async for event in stream.events():
+            begin()
+            await out.send(key=event.key, value=event.value)
+            counts["sends"] += 1
+            done(1)
+elif mode == "consume":
+
+    @app.agent(publish_topic)
+    async def consume(stream: Any) -> None:
+        async for _event in stream.events():
+            begin()
+            done(1)
+else:
+    raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    import asyncio
+
+    from faust.worker import Worker
+
+    from app.faust_app import settings
+    from app.topics import ensure_topics
+
+    os.makedirs(app.conf.datadir, exist_ok=True)
+    asyncio.run(ensure_topics(settings))
+    worker = Worker(app, loglevel="info", quiet=True)
+    worker.spinner = None  # with a spinner Faust sets the root logger to DEBUG: every debug call costs
+    worker.execute_from_commandline()
