@@ -50,15 +50,20 @@ idempotency_keys = _table("idempotency", topics.IDEMPOTENCY_CHANGELOG)
 
 
 async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> None:
-    """Write ``(event, key, value)`` items through Faust (local RocksDB partition of the event,
-    changelog record, persisted changelog offset). Writing the changelog straight to the producer
-    instead was a third faster, but left Faust's recovery and commit bookkeeping behind (a worker
-    restarted on such a changelog stalled); the standard path is kept."""
+    """Write ``(event, key, value)`` items as ``table[key] = value`` does — the local RocksDB
+    partition of the event, then the changelog record through ``Table.send_changelog`` (Faust's
+    own path, which keeps the persisted changelog offset and is flushed before every offset
+    commit) — without its serializer and sensor layers, which cost ~8 % of the agent's time.
+    Writing the changelog straight to the producer instead was faster still, but left Faust's
+    commit bookkeeping behind (offsets stopped advancing; a restarted worker could stall)."""
     from streams.outbox import use_event  # streams/ depends on tables/, not the other way round at import
 
+    store = table.data
     for event, key, value in items:
         use_event(event)
-        table[key] = value
+        # What ``table[key] = value`` does, minus its serializer and sensor layers (raw bytes).
+        store._set(key, value)
+        table.send_changelog(event.message.partition, key, value)
 
 
 def read_value(table: Any, key: bytes) -> bytes | None:
