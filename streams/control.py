@@ -92,6 +92,30 @@ class DueIndex:
 due_index = DueIndex()
 
 
+class StateCache:
+    """Decoded states this worker wrote, so a key seen again skips the RocksDB read and the
+    decode. Valid only within one assignment: every rebalance (Faust counts them) empties it,
+    since a partition may have moved and come back with another worker's writes."""
+
+    def __init__(self, size: int = 200_000) -> None:
+        self.size = size
+        self.items: dict[bytes, StoredControl] = {}
+        self.generation = -1
+
+    def check(self, generation: int) -> None:
+        if generation != self.generation:
+            self.items.clear()
+            self.generation = generation
+
+    def put(self, key: bytes, stored: StoredControl) -> None:
+        if len(self.items) >= self.size:
+            self.items.clear()
+        self.items[key] = stored
+
+
+state_cache = StateCache()
+
+
 _policies: dict[int, tuple[Any, Policy]] = {}
 
 
@@ -176,6 +200,7 @@ async def control(stream: Any) -> None:
 
 
 async def process_batch(stream: Any, events: list[Any]) -> None:
+    state_cache.check(app.rebalancing_count)
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
     mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}  # key → (its last trace, its record)
@@ -202,7 +227,12 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
             await _emit(record, cfg, partition, outbox, event)
             continue
         pending = written.get(key)
-        stored = pending[1] if pending is not None else load_control(read_value(control_states, key))
+        if pending is not None:
+            stored: StoredControl | None = pending[1]
+        else:
+            stored = state_cache.items.get(key)
+            if stored is None:
+                stored = load_control(read_value(control_states, key))
         if stored is not None and offset <= stored.offset:
             skipped += 1  # applied, and its outputs delivered, before the worker stopped
             continue
@@ -233,6 +263,7 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
     await write_values(control_states, [(event, key, dump_control(stored)) for key, (event, stored) in written.items()])
     for key, (_event, stored) in written.items():
         due_index.update(key, stored.due_ms)
+        state_cache.put(key, stored)
     if skipped:
         log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
 
