@@ -35,13 +35,13 @@ from app.domain.control import (
 )
 from app.domain.ids import new_id
 from app.faust_app import app, incident_actions_topic, publish_topic, settings, traces_topic
-from app.records import decode
+from app.records import decode, encode
 from streams.dead_letter import send_dead_letter
-from streams.outbox import Outbox, use_event
+from streams.outbox import Outbox
 from streams.resources import resources
 from streams.workflow import episode_key, run_workflows
 from tables.codecs import StoredControl, dump_control, load_control
-from tables.control import control_states, read_value, write_values
+from tables.control import active_partitions, control_states, read_value, use_event, write_values
 
 log = logging.getLogger(__name__)
 
@@ -196,16 +196,15 @@ def apply_policy(
 @app.agent(publish_topic)
 async def control(stream: Any) -> None:
     async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
-        await process_batch(stream, events)
+        await process_batch(events)
 
 
-async def process_batch(stream: Any, events: list[Any]) -> None:
+async def process_batch(events: list[Any]) -> None:
     state_cache.check(app.rebalancing_count)
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
     mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}  # key → (its last trace, its record)
-    views: dict[bytes, dict[str, Any]] = {}  # key → the view of its newest state in this batch
-    views_of: dict[bytes, ControlState] = {}  # key → that state
+    views: dict[bytes, tuple[ControlState, dict[str, Any]]] = {}  # key → its newest state in this batch, and view
     skipped = 0
     for event in events:
         use_event(event)  # table reads and writes use the current event's partition
@@ -249,10 +248,10 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
                 "decision": outcome.decision.value,
                 "reason": outcome.reason,
                 # The previous record's "after" is this one's "before" when the key repeats in a batch.
-                "before": views[key] if key in views and before is views_of[key] else state_view(before, policy),
+                "before": seen[1] if (seen := views.get(key)) and seen[0] is before else state_view(before, policy),
                 "after": state_view(outcome.state, policy),
             }
-            views[key], views_of[key] = rec["control"]["after"], outcome.state
+            views[key] = (outcome.state, rec["control"]["after"])
             trace = await _emit(rec, cfg, partition, outbox, event)
         if steps:
             mirrors[key] = (trace, rec)
@@ -306,24 +305,13 @@ def tick_record(key: bytes, now_ms: int) -> dict[str, Any]:
     }
 
 
-def _active_partitions() -> frozenset[int]:
-    name = publish_topic.get_topic_name()
-    return frozenset(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name)
-
-
 @app.timer(interval=settings.control_tick_seconds)  # type: ignore[untyped-decorator]  # faust ships no type hints
 async def auto_resolve_ticks() -> None:
     """Send a tick for every state of this worker's partitions whose auto-resolve time has come."""
-    assignment = _active_partitions()
+    assignment = active_partitions(publish_topic)
     if assignment != due_index.assignment:
         log.info("control: active partitions %s", sorted(assignment))
         due_index.rebuild(assignment, control_states.items())
     now = clock()
     for key in due_index.take_due(now):
-        await publish_topic.send(key=key, value=_encode_tick(key, now))
-
-
-def _encode_tick(key: bytes, now_ms: int) -> bytes:
-    from app.records import encode
-
-    return encode(tick_record(key, now_ms))
+        await publish_topic.send(key=key, value=encode(tick_record(key, now)))

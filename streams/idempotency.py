@@ -20,9 +20,10 @@ from app.faust_app import app, idempotency_topic, publish_topic, settings, trace
 from app.partitioner import KeyPartitioner
 from app.records import decode, encode
 from streams.dead_letter import send_dead_letter
-from streams.outbox import Outbox, use_event
+from streams.outbox import Outbox
+from streams.workflow import accepted_step, trace_record
 from tables.codecs import StoredKey, dump_key, load_key
-from tables.control import idempotency_keys, read_value, write_values
+from tables.control import active_partitions, idempotency_keys, read_value, use_event, write_values
 
 log = logging.getLogger(__name__)
 _partitioner = KeyPartitioner()
@@ -65,19 +66,14 @@ def retention_ms() -> int:
     return int(settings.idempotency_retention_hours * 3_600_000)
 
 
-def _active_partitions() -> frozenset[int]:
-    name = idempotency_topic.get_topic_name()
-    return frozenset(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name)
-
-
 @app.agent(idempotency_topic)
 async def idempotency(stream: Any) -> None:
     async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
-        await process_batch(stream, events)
+        await process_batch(events)
 
 
-async def process_batch(stream: Any, events: list[Any]) -> None:
-    assignment = _active_partitions()
+async def process_batch(events: list[Any]) -> None:
+    assignment = active_partitions(idempotency_topic)
     if assignment != expiry.assignment:
         expiry.rebuild(assignment, idempotency_keys.items(), settings.publish_partitions)
     outbox = Outbox()
@@ -113,16 +109,16 @@ async def process_batch(stream: Any, events: list[Any]) -> None:
     await write_values(idempotency_keys, [(event, key, dump_key(stored)) for key, (event, stored) in written.items()])
     for key, (event, stored) in written.items():
         expiry.add(event.message.partition, stored.at_ms, key)
-    _expire(stream, last_event, window)
+    _expire(last_event, window)
 
 
-def _expire(stream: Any, last_event: dict[int, tuple[Any, int]], window: int) -> None:
+def _expire(last_event: dict[int, tuple[Any, int]], window: int) -> None:
     """Delete the keys of the batch's partitions whose retention has passed (by event time)."""
     removed = 0
     for partition, (event, newest_ms) in last_event.items():
         use_event(event)
         for at_ms, key in expiry.expired(partition, newest_ms - window):
-            stored = load_key(idempotency_keys.get(key))
+            stored = load_key(read_value(idempotency_keys, key))
             if stored is not None and stored.at_ms == at_ms:
                 del idempotency_keys[key]
                 removed += 1
@@ -131,23 +127,5 @@ def _expire(stream: Any, last_event: dict[int, tuple[Any, int]], window: int) ->
 
 
 def _duplicate_trace(record: dict[str, Any], idem: str, first: StoredKey) -> dict[str, Any]:
-    return {
-        "event_id": record["id"],
-        "organization_id": record["organization_id"],
-        "at_ms": record["accepted_ms"],
-        "steps": [
-            {
-                "step": "accepted",
-                "detail": {
-                    "status": record.get("status"),
-                    "partition_key": (record.get("event_control") or {}).get("partition_key"),
-                    "publisher_event_id": (record.get("event") or {}).get("id"),
-                    "topic_id": record.get("topic_id"),
-                },
-            },
-            {
-                "step": "idempotency",
-                "detail": {"key": idem, "outcome": "duplicate", "duplicate_of": first.event_id},
-            },
-        ],
-    }
+    step = {"step": "idempotency", "detail": {"key": idem, "outcome": "duplicate", "duplicate_of": first.event_id}}
+    return trace_record(record, [accepted_step(record), step])

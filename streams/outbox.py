@@ -6,12 +6,10 @@ sinks see an episode's NOTIFY before its RESOLVE."""
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections import defaultdict
 from typing import Any
 
 import orjson
-from faust.streams import _current_event
 
 # Far below the broker's and the producer's 1 MiB record limit; a single larger item goes alone.
 MAX_RECORD_BYTES = 256 * 1024
@@ -43,12 +41,10 @@ class Outbox:
     def __init__(self) -> None:
         self._items: dict[tuple[Any, int], list[dict[str, Any]]] = defaultdict(list)
         self.pending: list[Any] = []  # futures of records sent already, awaited with the rest
-        self.count = 0
 
     def add(self, topic: Any, partition: int, item: dict[str, Any]) -> None:
         """Queue ``item`` (encoded when delivered, so it may still change until then)."""
         self._items[(topic, partition)].append(item)
-        self.count += 1
 
     async def deliver(self) -> None:
         """Send everything and wait until the broker acknowledged it (raises if it cannot)."""
@@ -59,15 +55,3 @@ class Outbox:
         self._items.clear()
         if pending:
             await asyncio.gather(*pending)
-
-
-def use_event(event: Any) -> None:
-    """Make ``event`` the current event of this task, for the table reads and writes that follow
-    (Faust picks the RocksDB and changelog partition from it).
-
-    Only the task's context variable is set, never ``Stream.current_event``: during a
-    ``take_events`` batch the stream's background reader has already set that attribute to the
-    next message and reads it back once the batch is done; overwriting it there made the next
-    batch hold a stale event in place of a new one (seen as a record skipped and one lost).
-    """
-    _current_event.set(weakref.ref(event))

@@ -24,16 +24,12 @@ class WorkerResources:
     async def topic_config(self, org_id: str, topic_id: str) -> TopicConfig | None:
         """The topic's configuration, cached; reloaded in the background before it expires
         (refresh-ahead), so the agents never wait for the database once a topic is warm."""
-        key = (org_id, topic_id)
-        cached = self.topics.get(key)
-        if cached is not None:
-            return cached
 
         async def load() -> tuple[str, TopicConfig | None]:
             async with self.sessions() as session:
                 return org_id, await load_topic_config(session, org_id, topic_id)
 
-        return await self.topics.get_or_load(key, load)
+        return await self.topics.get_or_load((org_id, topic_id), load)
 
 
 @lru_cache(maxsize=1)

@@ -48,18 +48,7 @@ def _template_context(record: dict[str, Any], cfg: TopicConfig) -> dict[str, Any
 def run_workflows(record: dict[str, Any], cfg: TopicConfig | None) -> WorkflowOutputs:
     """The workflows of a decided event (``record`` carries ``decision`` and ``control``)."""
     out = WorkflowOutputs()
-    steps: list[dict[str, Any]] = [
-        {
-            "step": "accepted",
-            "detail": {
-                "status": record["status"],
-                "partition_key": record.get("event_control", {}).get("partition_key"),
-                "publisher_event_id": record.get("event", {}).get("id"),
-                "topic_id": record["topic_id"],
-                **({"kind": "tick"} if record.get("kind") == "tick" else {}),
-            },
-        },
-    ]
+    steps = [accepted_step(record)]
     if "idempotency" in record:
         steps.append({"step": "idempotency", "detail": record["idempotency"]})
     steps.append({"step": "control", "detail": record.get("control", {})})
@@ -69,13 +58,32 @@ def run_workflows(record: dict[str, Any], cfg: TopicConfig | None) -> WorkflowOu
     else:
         _run_topic_workflows(record, cfg, considered, out)
     steps.append({"step": "workflows", "detail": {"workflows": considered}})
-    out.trace = {
+    out.trace = trace_record(record, steps)
+    return out
+
+
+def accepted_step(record: dict[str, Any]) -> dict[str, Any]:
+    """The first step of every event's trace: what was accepted."""
+    return {
+        "step": "accepted",
+        "detail": {
+            "status": record.get("status"),
+            "partition_key": (record.get("event_control") or {}).get("partition_key"),
+            "publisher_event_id": (record.get("event") or {}).get("id"),
+            "topic_id": record.get("topic_id"),
+            **({"kind": "tick"} if record.get("kind") == "tick" else {}),
+        },
+    }
+
+
+def trace_record(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """The record the trace sink stores for one event."""
+    return {
         "event_id": record["id"],
         "organization_id": record["organization_id"],
         "at_ms": record["accepted_ms"],
         "steps": steps,
     }
-    return out
 
 
 def _run_topic_workflows(

@@ -8,7 +8,10 @@ and move together on a rebalance. Values are bytes encoded by :mod:`tables.codec
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
+
+from faust.streams import _current_event
 
 from app import topics
 from app.faust_app import app, settings
@@ -49,6 +52,24 @@ control_states = _table("control-state", topics.CONTROL_CHANGELOG)
 idempotency_keys = _table("idempotency", topics.IDEMPOTENCY_CHANGELOG)
 
 
+def use_event(event: Any) -> None:
+    """Make ``event`` the current event of this task, for the table reads and writes that follow
+    (Faust picks the RocksDB and changelog partition from it).
+
+    Only the task's context variable is set, never ``Stream.current_event``: during a
+    ``take_events`` batch the stream's background reader has already set that attribute to the
+    next message and reads it back once the batch is done; overwriting it there made the next
+    batch hold a stale event in place of a new one (seen as a record skipped and one lost).
+    """
+    _current_event.set(weakref.ref(event))
+
+
+def active_partitions(source: Any) -> frozenset[int]:
+    """The partitions of ``source`` (a topic) this worker holds as active, hence its tables' too."""
+    name = source.get_topic_name()
+    return frozenset(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name)
+
+
 async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> None:
     """Write ``(event, key, value)`` items as ``table[key] = value`` does — the local RocksDB
     partition of the event, then the changelog record through ``Table.send_changelog`` (Faust's
@@ -56,8 +77,6 @@ async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> Non
     commit) — without its serializer and sensor layers, which cost ~8 % of the agent's time.
     Writing the changelog straight to the producer instead was faster still, but left Faust's
     commit bookkeeping behind (offsets stopped advancing; a restarted worker could stall)."""
-    from streams.outbox import use_event  # streams/ depends on tables/, not the other way round at import
-
     store = table.data
     for event, key, value in items:
         use_event(event)

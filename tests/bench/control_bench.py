@@ -27,6 +27,7 @@ from app.domain.publish import PublishRequest, publish_record, state_key
 from app.settings import Settings
 from app.topics import PUBLISH
 from tests.support.stack import ROOT, Stack
+from tests.support.workflows import setup_topic
 
 PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
 EVENTS = 30_000
@@ -43,26 +44,6 @@ PROFILE = {
 
 def _progress(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
-
-
-def _setup(stack: Stack) -> str:
-    with stack.client() as c:
-        topic = c.post("/workflow_topics", json={"key": "levels", "control_policy_profile": PROFILE})
-        assert topic.status_code == 201, topic.text
-        book = c.post("/operation_books", json={"name": "levels", "incident_title_template": "{event.name}"})
-        assert book.status_code == 201, book.text
-        wf = c.post(
-            "/workflows",
-            json={
-                "name": "levels",
-                "topic": "levels",
-                "mode": "ACTUAL",
-                "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]}],
-            },
-        )
-        assert wf.status_code == 201, wf.text
-        topic_id: str = topic.json()["id"]
-        return topic_id
 
 
 async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> None:
@@ -136,7 +117,8 @@ def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
     try:
         stack.bootstrap()
         stack.start_api()
-        topic_id = _setup(stack)
+        with stack.client() as client:
+            topic_id = setup_topic(client, "levels", PROFILE)["topic"]
         settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
         _progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
         asyncio.run(_fill(settings, stack.org, topic_id, EVENTS))

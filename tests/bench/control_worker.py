@@ -58,10 +58,10 @@ if mode == "control":
 
     process_batch, run_workflows = control.process_batch, control.run_workflows
 
-    async def counted_batch(stream: Any, events: list[Any]) -> None:
+    async def counted_batch(events: list[Any]) -> None:
         begin()
         counts["batches"] += 1
-        await process_batch(stream, events)
+        await process_batch(events)
         done(len(events))
 
     def counted_workflows(record: dict[str, Any], cfg: Any) -> Any:

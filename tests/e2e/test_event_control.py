@@ -18,6 +18,7 @@ import pytest
 
 from app.domain.control import ControlEvent, ControlState, Policy, decide
 from tests.support.stack import Stack, wait_for
+from tests.support.workflows import all_incidents, setup_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -27,24 +28,6 @@ METRIC_PROFILE = {
     "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": THRESHOLD}],
     "exit_stable_limit": 3,
 }
-
-
-def setup_topic(client: httpx.Client, key: str, profile: dict[str, Any]) -> dict[str, str]:
-    topic = client.post("/workflow_topics", json={"key": key, "name_en": key, "control_policy_profile": profile})
-    assert topic.status_code == 201, topic.text
-    book = client.post("/operation_books", json={"name": f"{key} book", "incident_title_template": "{event.name}"})
-    assert book.status_code == 201, book.text
-    workflow = client.post(
-        "/workflows",
-        json={
-            "name": f"{key} alert",
-            "topic": key,
-            "mode": "ACTUAL",
-            "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]}],
-        },
-    )
-    assert workflow.status_code == 201, workflow.text
-    return {"topic": topic.json()["id"], "workflow": workflow.json()["id"]}
 
 
 def publish(client: httpx.Client, topic: str, partition_key: str, status: str = "ACTUAL", **control: Any) -> str:
@@ -76,22 +59,11 @@ def decision_of(client: httpx.Client, event_id: str, timeout: float = 60) -> str
     return decision
 
 
-def incidents(client: httpx.Client) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        page = client.get("/incidents", params={"limit": 500, **({"cursor": cursor} if cursor else {})}).json()
-        items.extend(page["items"])
-        cursor = page["next_cursor"]
-        if cursor is None:
-            return items
-
-
 def incidents_when(client: httpx.Client, n: int, timeout: float = 60) -> list[dict[str, Any]]:
     """The incidents once there are ``n`` of them."""
 
     def ready() -> list[dict[str, Any]] | None:
-        found = incidents(client)
+        found = all_incidents(client)
         return found if len(found) == n else None
 
     return wait_for(ready, timeout, f"{n} incidents")
@@ -170,7 +142,7 @@ def test_set_policy_and_auto_resolve_timer(stack_factory: Callable[..., Stack]) 
         more = publish(client, "areas", "pref-13", areas=["a", "c"])
         assert [decision_of(client, e) for e in (first, again, more)] == ["NOTIFY", "SUPPRESS", "NOTIFY"]
 
-        [incident] = wait_for(lambda: incidents(client) or None, 60, "the incident")
+        [incident] = wait_for(lambda: all_incidents(client) or None, 60, "the incident")
         resolved = wait_for(
             lambda: (r := client.get(f"/incidents/{incident['id']}").json())["status"] == "RESOLVED" and r,
             60,
@@ -334,7 +306,7 @@ def test_kill_9_and_lost_rocksdb_give_the_decisions_of_an_uninterrupted_run(
         expected_resolves = sum(_expected(values[k]).count("RESOLVE") for k in keys)
 
         def all_entries() -> list[dict[str, Any]] | None:
-            found = [x for i in incidents(client) for x in timeline(client, i["id"])]
+            found = [x for i in all_incidents(client) for x in timeline(client, i["id"])]
             return found if len(found) >= expected_notifies + expected_resolves else None
 
         entries = wait_for(all_entries, 120, "every timeline entry")

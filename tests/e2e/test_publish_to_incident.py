@@ -14,6 +14,7 @@ import pytest
 
 from app.kafka_local import LocalKafka
 from tests.support.stack import Stack, wait_for
+from tests.support.workflows import all_incidents
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -36,18 +37,6 @@ def setup_incident_workflow(client: httpx.Client, key: str = "quake") -> dict[st
     )
     assert workflow.status_code == 201, workflow.text
     return {"topic": topic.json()["id"], "book": book.json()["id"], "workflow": workflow.json()["id"]}
-
-
-def all_incidents(client: httpx.Client) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        params: dict[str, Any] = {"limit": 500, **({"cursor": cursor} if cursor else {})}
-        page = client.get("/incidents", params=params).json()
-        items.extend(page["items"])
-        cursor = page["next_cursor"]
-        if cursor is None:
-            return items
 
 
 def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack]) -> None:
