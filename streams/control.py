@@ -100,16 +100,20 @@ class StateCache:
     def __init__(self, size: int = 200_000) -> None:
         self.size = size
         self.items: dict[bytes, StoredControl] = {}
+        # key → (a state, its view as traced): the "after" of a key's last record is the "before" of its next
+        self.views: dict[bytes, tuple[ControlState, dict[str, Any]]] = {}
         self.generation = -1
 
     def check(self, generation: int) -> None:
         if generation != self.generation:
             self.items.clear()
+            self.views.clear()
             self.generation = generation
 
     def put(self, key: bytes, stored: StoredControl) -> None:
         if len(self.items) >= self.size:
             self.items.clear()
+            self.views.clear()
         self.items[key] = stored
 
 
@@ -177,7 +181,7 @@ def apply_policy(
     """The outcomes of one record, in order, and the state to store after it. A tick yields at
     most a RESOLVE; an event yields the auto-release that was due before it, if any, then its
     own decision."""
-    state = stored.state if stored is not None else ControlState(policy_type=policy.type.value)
+    state = stored.state if stored is not None else ControlState(policy_type=policy.type)
     at_ms = int(record["accepted_ms"])
     steps: list[Step] = []
     released = tick(policy, state, at_ms)
@@ -204,7 +208,7 @@ async def process_batch(events: list[Any]) -> None:
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
     mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}  # key → (its last trace, its record)
-    views: dict[bytes, tuple[ControlState, dict[str, Any]]] = {}  # key → its newest state in this batch, and view
+    views = state_cache.views
     skipped = 0
     for event in events:
         use_event(event)  # table reads and writes use the current event's partition
@@ -221,8 +225,8 @@ async def process_batch(events: list[Any]) -> None:
         policy = policy_of(cfg)
         partition, offset, key = event.message.partition, event.message.offset, event.key
         if policy.type is PolicyType.BYPASS and record.get("kind") != "tick":
-            record["decision"] = ControlDecision.NOTIFY.value
-            record["control"] = {"policy": PolicyType.BYPASS.value, "decision": ControlDecision.NOTIFY.value}
+            record["decision"] = ControlDecision.NOTIFY
+            record["control"] = {"policy": PolicyType.BYPASS, "decision": ControlDecision.NOTIFY}
             await _emit(record, cfg, partition, outbox, event)
             continue
         pending = written.get(key)
@@ -238,16 +242,17 @@ async def process_batch(events: list[Any]) -> None:
         steps, new = apply_policy(policy, stored, record, offset)
         written[key] = (event, new)
         for rec, outcome, before in steps:
-            rec["decision"] = outcome.decision.value
+            rec["decision"] = outcome.decision  # a StrEnum member is its string (no slow .value)
             # An episode opens with a NOTIFY and ends with its RESOLVE; a NOTIFY outside any
             # episode (DELTA) is a single event, like a BYPASS one.
             in_episode = outcome.state.episode_open or outcome.decision is ControlDecision.RESOLVE
             rec["episode_key"] = episode_key(key.decode(), outcome.state.episode_seq) if in_episode else None
             rec["control"] = {
-                "policy": policy.type.value,
-                "decision": outcome.decision.value,
+                "policy": policy.type,
+                "decision": outcome.decision,
                 "reason": outcome.reason,
-                # The previous record's "after" is this one's "before" when the key repeats in a batch.
+                # The previous record's "after" is this one's "before" (compared by identity: a
+                # state written by another worker, or not written at all, is viewed afresh).
                 "before": seen[1] if (seen := views.get(key)) and seen[0] is before else state_view(before, policy),
                 "after": state_view(outcome.state, policy),
             }

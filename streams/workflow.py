@@ -98,7 +98,7 @@ def _run_topic_workflows(
             continue
         entry["mode_matched"] = True
         entry["filter"] = {"result": True, "clauses": []}
-        if decision == ControlDecision.SUPPRESS.value:
+        if decision == ControlDecision.SUPPRESS:
             continue
         for index, action in enumerate(wf.actions):
             effect = action_effect_id(record["id"], wf.id, index, decision)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -68,15 +69,32 @@ def action_effect_id(event_id: str, workflow_id: str, index: int, decision: str)
 _PLACEHOLDER = re.compile(r"\{([a-zA-Z_][a-zA-Z0-9_.]*)\}")
 
 
+@lru_cache(maxsize=4096)
+def _compile_template(template: str) -> tuple[tuple[str, tuple[str, ...] | None, str], ...]:
+    """A template as ``(literal, path or None, placeholder as written)`` parts, parsed once."""
+    parts: list[tuple[str, tuple[str, ...] | None, str]] = []
+    pos = 0
+    for match in _PLACEHOLDER.finditer(template):
+        parts.append((template[pos : match.start()], tuple(match.group(1).split(".")), match.group(0)))
+        pos = match.end()
+    parts.append((template[pos:], None, ""))
+    return tuple(parts)
+
+
 def render_template(template: str, context: dict[str, Any]) -> str:
     """Replace ``{event.name}``, ``{data.a.b}``, ``{decision}``… ; unknown names stay as written."""
-
-    def lookup(match: re.Match[str]) -> str:
+    out: list[str] = []
+    for literal, path, written in _compile_template(template):
+        out.append(literal)
+        if path is None:
+            continue
         value: Any = context
-        for part in match.group(1).split("."):
+        for part in path:
             if not isinstance(value, dict) or part not in value:
-                return match.group(0)
+                value = written
+                break
             value = value[part]
-        return "" if value is None else str(value)
-
-    return _PLACEHOLDER.sub(lookup, template)
+        else:
+            value = "" if value is None else str(value)
+        out.append(value)
+    return "".join(out)

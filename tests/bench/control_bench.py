@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -80,6 +81,26 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
         await producer.stop()
 
 
+def _sampler(mode: str) -> list[str]:
+    """``TOCSIN_BENCH_PYSPY=DIR``: run each agent under py-spy (sampling, so coroutines and
+    threads are seen as they are, unlike cProfile) and write DIR/MODE.txt for digging."""
+    out = os.environ.get("TOCSIN_BENCH_PYSPY")
+    if not out:
+        return []
+    os.makedirs(out, exist_ok=True)
+    return [
+        str(Path(sys.executable).parent / "py-spy"),
+        "record",
+        "--format",
+        "raw",
+        "-r",
+        "200",
+        "-o",
+        os.path.join(out, f"{mode}.txt"),
+        "--",
+    ]
+
+
 def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
     tag = uuid.uuid4().hex[:8]
     env = {
@@ -91,7 +112,7 @@ def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
     _progress(f"control: {mode} agent over {total} events")
     with open(log, "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.bench.control_worker", mode, str(total)],
+            [*_sampler(mode), sys.executable, "-m", "tests.bench.control_worker", mode, str(total)],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
