@@ -16,6 +16,7 @@ from api.fastpath import TocsinAPI
 from api.routes import (
     accounts,
     bindings,
+    deliveries,
     federation,
     groups,
     health,
@@ -139,6 +140,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         operation_books.router,
         workflows.router,
         incidents.router,
+        deliveries.router,
     ):
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)

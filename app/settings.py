@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.domain.webhooks import RetrySchedule
+
 _PLACEHOLDER_KEY = "dev-only-signing-key-change-me"
 
 
@@ -38,6 +40,24 @@ class Settings(BaseSettings):
     control_batch_seconds: float = Field(default=0.02, gt=0, le=5)
     control_tick_seconds: float = Field(default=1.0, gt=0, le=3600)
     idempotency_retention_hours: float = Field(default=24.0, gt=0, le=24 * 30)
+    # Workflow actions (worker): e-mail relay, webhook deliveries, retries.
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = Field(default=8025, ge=1, le=65535)
+    smtp_from: str = "tocsin@localhost"
+    smtp_starttls: bool = False
+    smtp_username: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_timeout_seconds: float = Field(default=15.0, gt=0, le=120)
+    webhook_timeout_seconds: float = Field(default=15.0, gt=0, le=60)
+    delivery_concurrency: int = Field(default=64, ge=1, le=1000)
+    delivery_batch_size: int = Field(default=200, ge=1, le=5000)
+    # Retry schedule of push, e-mail and webhooks: wait after failed attempt n = base * factor^(n-1), capped.
+    retry_base_seconds: float = Field(default=5.0, gt=0, le=3600)
+    retry_factor: float = Field(default=6.0, ge=1, le=100)
+    retry_max_delay_seconds: float = Field(default=36_000.0, gt=0, le=7 * 86400)
+    retry_max_attempts: int = Field(default=12, ge=1, le=50)
+    retry_jitter: float = Field(default=0.2, ge=0, le=1)
+    smtp_sink_port: int = Field(default=8025, ge=1, le=65535)  # the local sink `tocsin run` starts
     # Workload-identity federation.
     dev_mode: bool = True
     token_signing_key: SecretStr = SecretStr(_PLACEHOLDER_KEY)
@@ -71,6 +91,16 @@ class Settings(BaseSettings):
     @property
     def worker_data_path(self) -> Path:
         return (self.worker_data_dir or self.var_dir / "worker" / self.worker_id).resolve()
+
+    @property
+    def retry_schedule(self) -> RetrySchedule:
+        return RetrySchedule(
+            base_s=self.retry_base_seconds,
+            factor=self.retry_factor,
+            max_delay_s=self.retry_max_delay_seconds,
+            max_attempts=self.retry_max_attempts,
+            jitter=self.retry_jitter,
+        )
 
     def topic(self, name: str) -> str:
         """Full Kafka topic name for one of the project's logical topics."""

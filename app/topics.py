@@ -13,6 +13,12 @@ log = logging.getLogger(__name__)
 
 PUBLISH = "publish"
 ACTIONS_INCIDENT = "actions.incident"
+# Deliveries by kind (push, e-mail, webhook); a failed attempt waits in the retry topic of its
+# delay level (records of one level are in due order), and one out of attempts goes to the
+# deliveries' dead-letter topic.
+ACTIONS = {"PUSH": "actions.push", "EMAIL": "actions.email", "WEBHOOK": "actions.webhook"}
+RETRY_PREFIX = "actions.retry."
+DELIVERY_DEAD_LETTER = "actions.dead-letter"
 TRACES = "traces"
 CONFIG_CHANGES = "config-changes"
 DEAD_LETTER = "dead-letter"
@@ -23,7 +29,18 @@ IDEMPOTENCY_CHANGELOG = "idempotency-changelog"
 CHANGELOGS = (CONTROL_CHANGELOG, IDEMPOTENCY_CHANGELOG)
 
 # Keyed topics share the partition count, so every stage is co-partitioned.
-KEYED = (PUBLISH, ACTIONS_INCIDENT, TRACES, IDEMPOTENCY, *CHANGELOGS)
+KEYED = (PUBLISH, ACTIONS_INCIDENT, *ACTIONS.values(), TRACES, IDEMPOTENCY, *CHANGELOGS)
+
+
+def retry_topic(level_s: float) -> str:
+    """The retry topic of one delay level (``actions.retry.30s``)."""
+    return f"{RETRY_PREFIX}{level_s:g}s"
+
+
+def retry_topics(settings: Settings) -> list[str]:
+    from app.domain.webhooks import delay_levels
+
+    return [retry_topic(level) for level in delay_levels(settings.retry_schedule)]
 
 
 def topic_specs(settings: Settings) -> list[NewTopic]:
@@ -35,6 +52,8 @@ def topic_specs(settings: Settings) -> list[NewTopic]:
     ]
     specs.append(NewTopic(settings.topic(CONFIG_CHANGES), 1, 1, topic_configs={"cleanup.policy": "compact"}))
     specs.append(NewTopic(settings.topic(DEAD_LETTER), 1, 1))
+    specs.append(NewTopic(settings.topic(DELIVERY_DEAD_LETTER), 1, 1))
+    specs += [NewTopic(settings.topic(t), settings.publish_partitions, 1) for t in retry_topics(settings)]
     return specs
 
 

@@ -36,6 +36,7 @@ from app.domain.control import (
 from app.domain.ids import new_id
 from app.faust_app import app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.records import decode, encode
+from streams.actions import action_topics
 from streams.dead_letter import send_dead_letter
 from streams.outbox import Outbox
 from streams.resources import resources
@@ -277,6 +278,8 @@ async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox
     outputs = run_workflows(record, cfg)
     for action in outputs.actions:
         outbox.add(incident_actions_topic, partition, action)
+    for kind, item in outputs.deliveries:
+        outbox.add(action_topics[kind], partition, item)
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:
         await send_dead_letter("workflow", event, reason)

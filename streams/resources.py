@@ -7,7 +7,11 @@ from functools import lru_cache
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config_cache import TTLCache
-from app.settings import get_settings
+from app.executors.base import Executor
+from app.executors.email import EmailExecutor
+from app.executors.push import OutboxPushExecutor
+from app.executors.webhook import WebhookExecutor
+from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker
 from app.store.workflows import TopicConfig, load_topic_config
 
@@ -20,6 +24,13 @@ class WorkerResources:
         self.engine: AsyncEngine = create_engine(settings.effective_database_url)
         self.sessions: async_sessionmaker[AsyncSession] = sessionmaker(self.engine)
         self.topics: TTLCache[tuple[str, str], TopicConfig | None] = TTLCache(settings.config_cache_seconds)
+        self._executors: dict[str, Executor] = {}
+
+    def executor(self, kind: str) -> Executor:
+        """The executor of ``kind`` (PUSH, EMAIL, WEBHOOK), made on first use."""
+        if kind not in self._executors:
+            self._executors[kind] = make_executor(kind, get_settings())
+        return self._executors[kind]
 
     async def topic_config(self, org_id: str, topic_id: str) -> TopicConfig | None:
         """The topic's configuration, cached; reloaded in the background before it expires
@@ -30,6 +41,29 @@ class WorkerResources:
                 return org_id, await load_topic_config(session, org_id, topic_id)
 
         return await self.topics.get_or_load((org_id, topic_id), load)
+
+
+def make_executor(kind: str, settings: Settings) -> Executor:
+    if kind == "WEBHOOK":
+        return WebhookExecutor(
+            timeout_s=settings.webhook_timeout_seconds,
+            allow_private_networks=settings.allow_private_networks,
+            ca_file=settings.oidc_ca_file,
+        )
+    if kind == "EMAIL":
+        password = settings.smtp_password.get_secret_value() if settings.smtp_password else None
+        return EmailExecutor(
+            host=settings.smtp_host,
+            port=settings.smtp_port,
+            sender=settings.smtp_from,
+            timeout_s=settings.smtp_timeout_seconds,
+            starttls=settings.smtp_starttls,
+            username=settings.smtp_username,
+            password=password,
+        )
+    if kind == "PUSH":
+        return OutboxPushExecutor()
+    raise ValueError(f"no executor for {kind!r}")
 
 
 @lru_cache(maxsize=1)

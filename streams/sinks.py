@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from app.faust_app import app, dead_letter_topic, incident_actions_topic, settings, traces_topic
 from app.records import decode, encode
@@ -15,6 +15,7 @@ from streams.outbox import items_of
 from streams.resources import resources
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 MAX_BATCH_ATTEMPTS = 5
@@ -40,9 +41,7 @@ async def _dead_letter(what: str, reason: str, record: Any) -> None:
     )
 
 
-async def _store(
-    what: str, records: list[dict[str, Any]], write: Callable[[list[dict[str, Any]]], Awaitable[None]]
-) -> None:
+async def _store(what: str, records: list[T], write: Callable[[list[T]], Awaitable[None]]) -> None:
     """Write a batch, retrying with backoff; a batch that keeps failing is written record by
     record and a record that still fails goes to the dead-letter topic. Never raises: the
     stream acknowledges the batch once this returns, whatever happened."""

@@ -9,10 +9,19 @@ from pathlib import Path
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
 from app.topics import ensure_topics
-from streams import control, idempotency, sinks
+from streams import actions, control, idempotency, sinks
 from streams.resources import resources
+from streams.retry import RetryScheduler
 
-AGENTS = (control.control, idempotency.idempotency, sinks.incident_sink, sinks.trace_sink)
+AGENTS = (
+    control.control,
+    idempotency.idempotency,
+    sinks.incident_sink,
+    sinks.trace_sink,
+    actions.push_deliveries,
+    actions.email_deliveries,
+    actions.webhook_deliveries,
+)
 TIMERS = (control.auto_resolve_ticks,)
 log = logging.getLogger(__name__)
 
@@ -25,6 +34,17 @@ async def follow_config_changes() -> None:
             await follow_changes(settings, resources().topics.invalidate_org)
         except Exception as exc:  # noqa: BLE001 - keep following whatever the broker does
             log.warning("config-changes follower restarting after error: %s", exc)
+            await asyncio.sleep(1.0)
+
+
+@app.task  # type: ignore[untyped-decorator]  # faust ships no type hints
+async def retry_scheduler() -> None:
+    """Bring waiting deliveries back when due (streams/retry.py)."""
+    while True:
+        try:
+            await RetryScheduler(settings).run()
+        except Exception as exc:  # noqa: BLE001 - keep scheduling whatever the broker does
+            log.warning("retry scheduler restarting after error: %s", exc)
             await asyncio.sleep(1.0)
 
 

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.control import ControlDecision
-from app.domain.workflow import action_effect_id, mode_matches, render_template
+from app.domain.filters import site_matches
+from app.domain.webhooks import webhook_body
+from app.domain.workflow import action_effect_id, mode_matches, render_template, stamped
 from app.store.workflows import TopicConfig
 
 
@@ -20,6 +22,7 @@ class WorkflowOutputs:
     """What one event asks to send: incident actions, its trace, and dead-letter reasons."""
 
     actions: list[dict[str, Any]] = field(default_factory=list)
+    deliveries: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (PUSH|EMAIL|WEBHOOK, item)
     trace: dict[str, Any] = field(default_factory=dict)
     dead_letters: list[str] = field(default_factory=list)
 
@@ -86,10 +89,15 @@ def trace_record(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[st
     }
 
 
+DELIVERY_KINDS = {"SEND_PUSH_NOTIFICATION": "PUSH", "SEND_EMAIL": "EMAIL", "SEND_WEBHOOK": "WEBHOOK"}
+
+
 def _run_topic_workflows(
     record: dict[str, Any], cfg: TopicConfig, considered: list[dict[str, Any]], out: WorkflowOutputs
 ) -> None:
     decision = record["decision"]
+    data = record.get("data")
+    fields = cfg.spec.get("fields") or []
     context: dict[str, Any] | None = None  # built for the first action that renders a template
     for wf in cfg.workflows:
         entry: dict[str, Any] = {"workflow_id": wf.id, "mode": wf.mode, "mode_matched": False, "actions": []}
@@ -97,50 +105,128 @@ def _run_topic_workflows(
         if not mode_matches(wf.mode, record["status"]):
             continue
         entry["mode_matched"] = True
-        entry["filter"] = {"result": True, "clauses": []}
+        if wf.sites:
+            site_ok, entry["site"] = site_matches(wf.sites, fields, data)
+            if not site_ok:
+                continue
+        if wf.compiled is None:
+            entry["filter"] = {
+                "result": False,
+                "error": f"the filter no longer fits the topic's fields: {wf.filter_error}",
+            }
+            continue
+        if wf.filter is None:
+            entry["filter"] = {"result": True, "clauses": []}
+        else:
+            matched, clauses = wf.compiled.evaluate(data)
+            entry["filter"] = {"result": matched, "clauses": clauses}
+            if not matched:
+                continue
         if decision == ControlDecision.SUPPRESS:
             continue
         for index, action in enumerate(wf.actions):
             effect = action_effect_id(record["id"], wf.id, index, decision)
-            if action.get("type") != "RUN_OPERATION_BOOK":
-                entry["actions"].append(
-                    {
-                        "index": index,
-                        "type": action.get("type"),
-                        "effect_id": effect,
-                        "outcome": "unsupported action type",
-                    }
-                )
-                continue
-            book = cfg.books.get(str(action.get("operation_book_id")))
-            if book is None:
-                entry["actions"].append(
-                    {"index": index, "type": action["type"], "effect_id": effect, "outcome": "operation book not found"}
-                )
-                out.dead_letters.append(f"workflow {wf.id} references a missing operation book")
-                continue
+            kind = action.get("type")
+            step: dict[str, Any] = {"index": index, "type": kind, "effect_id": effect}
+            entry["actions"].append(step)
             if context is None:
                 context = _template_context(record, cfg)
-            out.actions.append(
-                {
-                    "effect_id": effect,
-                    "event_id": record["id"],
-                    "organization_id": record["organization_id"],
-                    "topic_id": record["topic_id"],
-                    "workflow_id": wf.id,
-                    "operation_book_id": book["id"],
-                    "title": render_template(book["title"], context),
-                    "member_user_ids": book["member_user_ids"],
-                    "member_group_ids": book["member_group_ids"],
-                    "partition_key": record.get("event_control", {}).get("partition_key"),
-                    "publisher_event_id": record.get("event", {}).get("id"),
-                    "mode": record["status"],
-                    "decision": decision,
-                    "episode_key": record.get("episode_key"),
-                    "reason": record.get("control", {}).get("reason"),
-                    "accepted_ms": record["accepted_ms"],
-                }
-            )
-            entry["actions"].append(
-                {"index": index, "type": action["type"], "effect_id": effect, "outcome": "requested"}
-            )
+            if kind == "RUN_OPERATION_BOOK":
+                _operation_book(record, cfg, wf.id, action, effect, context, step, out)
+            elif kind in DELIVERY_KINDS:
+                if index in wf.disabled_actions:
+                    step["outcome"] = "endpoint disabled (410 Gone); update the workflow to enable it again"
+                    continue
+                out.deliveries.append(
+                    (DELIVERY_KINDS[kind], _delivery(record, cfg, wf.id, index, action, effect, context))
+                )
+                step["outcome"] = "requested"
+            else:
+                step["outcome"] = "unsupported action type"
+
+
+def _operation_book(
+    record: dict[str, Any],
+    cfg: TopicConfig,
+    workflow_id: str,
+    action: dict[str, Any],
+    effect: str,
+    context: dict[str, Any],
+    step: dict[str, Any],
+    out: WorkflowOutputs,
+) -> None:
+    book = cfg.books.get(str(action.get("operation_book_id")))
+    if book is None:
+        step["outcome"] = "operation book not found"
+        out.dead_letters.append(f"workflow {workflow_id} references a missing operation book")
+        return
+    out.actions.append(
+        {
+            "effect_id": effect,
+            "event_id": record["id"],
+            "organization_id": record["organization_id"],
+            "topic_id": record["topic_id"],
+            "workflow_id": workflow_id,
+            "operation_book_id": book["id"],
+            "title": stamped(render_template(book["title"], context), record["status"], "NOTIFY"),
+            "member_user_ids": book["member_user_ids"],
+            "member_group_ids": book["member_group_ids"],
+            "partition_key": record.get("event_control", {}).get("partition_key"),
+            "publisher_event_id": record.get("event", {}).get("id"),
+            "mode": record["status"],
+            "decision": record["decision"],
+            "episode_key": record.get("episode_key"),
+            "reason": record.get("control", {}).get("reason"),
+            "accepted_ms": record["accepted_ms"],
+        }
+    )
+    step["outcome"] = "requested"
+
+
+def _delivery(
+    record: dict[str, Any],
+    cfg: TopicConfig,
+    workflow_id: str,
+    index: int,
+    action: dict[str, Any],
+    effect: str,
+    context: dict[str, Any],
+) -> dict[str, Any]:
+    """A push, e-mail or webhook request, with what it says rendered now (the executor resolves
+    secrets and recipients itself, so neither travels through Kafka)."""
+    mode, decision = record["status"], record["decision"]
+    item: dict[str, Any] = {
+        "effect_id": effect,
+        "event_id": record["id"],
+        "organization_id": record["organization_id"],
+        "topic_id": record["topic_id"],
+        "workflow_id": workflow_id,
+        "action_index": index,
+        "mode": mode,
+        "decision": decision,
+        "accepted_ms": record["accepted_ms"],
+        "attempt": 1,
+        "replay": 0,
+    }
+    kind = action["type"]
+    if kind == "SEND_EMAIL":
+        item["content"] = {
+            "to": list(action.get("to") or []),
+            "subject": stamped(render_template(str(action.get("subject", "")), context), mode, decision),
+            "body": render_template(str(action.get("body", "")), context),
+        }
+    elif kind == "SEND_WEBHOOK":
+        item["content"] = {
+            "url": action.get("url"),
+            "body": webhook_body(record, decision, cfg.key, None).decode(),
+        }
+    else:  # SEND_PUSH_NOTIFICATION: the executor maps it to APNs and FCM payloads
+        item["content"] = {
+            "user_ids": list(action.get("user_ids") or []),
+            "group_ids": list(action.get("group_ids") or []),
+            "topic_name": cfg.spec.get("name_en") or cfg.spec.get("name_ja") or cfg.key,
+            "event": record.get("event") or {},
+            "notification": record.get("notification"),
+            "data": record.get("data") or {},
+        }
+    return item

@@ -6,16 +6,19 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
+from app.domain.filters import validate_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
-from app.domain.workflow import Action, RunOperationBook
+from app.domain.webhooks import mask_secret, new_secret, secret_key
+from app.domain.workflow import Action, RunOperationBook, SendWebhook, webhook_url_problem
 from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
-from app.store.models import OperationBook, Workflow
+from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
 from app.store.workflows import find_in_org, find_topic, list_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflows", tags=["workflows"])
@@ -29,12 +32,23 @@ class WorkflowIn(BaseModel):
     mode: Literal["ACTUAL", "DRILL", "TEST"]
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
     filter: dict[str, Any] | None = None
-    sites: list[str] | None = None
+    sites: list[str] | None = Field(default=None, max_length=1000)
     actions: list[Action] = Field(min_length=1, max_length=20)
 
 
-def _unavailable(field: str, what: str) -> InvalidInput:
-    return InvalidInput(f"{what} is not available yet", details={"fields": [{"field": field, "message": what}]})
+class WorkflowPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    topic: str | None = Field(default=None, min_length=1, max_length=200)
+    mode: Literal["ACTUAL", "DRILL", "TEST"] | None = None
+    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    filter: dict[str, Any] | None = None
+    sites: list[str] | None = Field(default=None, max_length=1000)
+    actions: list[Action] | None = Field(default=None, min_length=1, max_length=20)
+
+
+def _invalid(field: str, message: str) -> InvalidInput:
+    return InvalidInput(message, details={"fields": [{"field": field, "message": message}]})
 
 
 def workflow_out(wf: Workflow) -> dict[str, Any]:
@@ -47,9 +61,64 @@ def workflow_out(wf: Workflow) -> dict[str, Any]:
         "status": wf.status,
         "filter": wf.filter,
         "sites": wf.sites,
-        "actions": wf.actions,
+        "actions": [_masked(a) for a in wf.actions],
         "created_at": wf.created_at.isoformat(),
     }
+
+
+def _masked(action: dict[str, Any]) -> dict[str, Any]:
+    """An action as read back: a webhook secret is never returned, only its first characters."""
+    if action.get("secret"):
+        return {**action, "secret": mask_secret(str(action["secret"]))}
+    return action
+
+
+async def _checked(
+    session: SessionDep, state: StateDep, org_id: str, body: WorkflowIn, previous: list[dict[str, Any]] | None = None
+) -> tuple[WorkflowTopic, list[dict[str, Any]]]:
+    """The workflow's topic and its actions as stored, after every save-time check: the topic
+    exists, the filter fits the topic's fields, sites need a site field, each action is usable."""
+    if body.topic_organization_id not in (None, org_id):
+        raise _invalid("topic_organization_id", "receiving topics shared by other organizations is not available yet")
+    topic = await find_topic(session, org_id, body.topic)
+    if topic is None:
+        raise _invalid("topic", "not found")
+    fields = list(topic.spec.get("fields") or [])
+    errors = validate_filter(body.filter, fields)
+    if errors:
+        raise InvalidInput(
+            "the filter does not fit the topic's fields",
+            details={"fields": [{"field": path, "message": message} for path, message in errors]},
+        )
+    if body.sites and not any(f.get("site") is True for f in fields):
+        raise _invalid("sites", 'the topic declares no site field (a field with "site": true)')
+    actions: list[dict[str, Any]] = []
+    for index, action in enumerate(body.actions):
+        stored = action.model_dump(mode="json", exclude_none=True)
+        if isinstance(action, RunOperationBook):
+            if await find_in_org(session, OperationBook, org_id, action.operation_book_id) is None:
+                raise _invalid(f"actions.{index}.operation_book_id", "not found")
+        elif isinstance(action, SendWebhook):
+            problem = webhook_url_problem(action.url, allow_http=state.settings.allow_private_networks)
+            if problem:
+                raise _invalid(f"actions.{index}.url", problem)
+            stored["secret"] = _secret(index, action, previous)
+        actions.append(stored)
+    return topic, actions
+
+
+def _secret(index: int, action: SendWebhook, previous: list[dict[str, Any]] | None) -> str:
+    """The given secret (checked), the one already stored when it comes back masked or absent
+    on an update of the same URL, or a new one."""
+    old = previous[index] if previous is not None and index < len(previous) else None
+    keep = old is not None and old.get("type") == "SEND_WEBHOOK" and old.get("url") == action.url
+    if action.secret is None or (keep and old is not None and action.secret == mask_secret(str(old.get("secret")))):
+        return str(old["secret"]) if keep and old is not None and old.get("secret") else new_secret()
+    try:
+        secret_key(action.secret)
+    except ValueError as exc:
+        raise _invalid(f"actions.{index}.secret", str(exc)) from None
+    return action.secret
 
 
 @router.post("", status_code=201, openapi_extra=permission_extra("organization.workflow:create"))
@@ -60,23 +129,7 @@ async def create_workflow(
     state: StateDep,
     principal: Annotated[Principal, Depends(require("organization.workflow:create"))],
 ) -> dict[str, Any]:
-    if body.topic_organization_id not in (None, org_id):
-        raise _unavailable("topic_organization_id", "receiving topics shared by other organizations")
-    if body.filter is not None:
-        raise _unavailable("filter", "workflow filters")
-    if body.sites:
-        raise _unavailable("sites", "site matching")
-    topic = await find_topic(session, org_id, body.topic)
-    if topic is None:
-        raise InvalidInput("topic not found", details={"fields": [{"field": "topic", "message": "not found"}]})
-    for index, action in enumerate(body.actions):
-        if not isinstance(action, RunOperationBook):
-            raise _unavailable(f"actions.{index}.type", f"action {action.type}")
-        if await find_in_org(session, OperationBook, org_id, action.operation_book_id) is None:
-            raise InvalidInput(
-                "operation book not found",
-                details={"fields": [{"field": f"actions.{index}.operation_book_id", "message": "not found"}]},
-            )
+    topic, actions = await _checked(session, state, org_id, body)
     wf = Workflow(
         id=new_id("wfl"),
         organization_id=org_id,
@@ -84,13 +137,55 @@ async def create_workflow(
         name=body.name,
         mode=body.mode,
         status=body.status,
-        filter=None,
-        sites=None,
-        actions=[a.model_dump(mode="json") for a in body.actions],
+        filter=body.filter,
+        sites=body.sites or None,
+        actions=actions,
         created_at=utcnow(),
     )
     session.add(wf)
     audit.record(session, principal, "create", "workflow", wf.id, {"name": wf.name, "topic_id": wf.topic_id})
+    await session.commit()
+    await state.config_changed(org_id, "workflow")
+    out = workflow_out(wf)
+    # A secret the server generated is shown once, here; the caller's own one is never echoed.
+    out["actions"] = [
+        {**out_a, "secret": a["secret"]} if isinstance(b, SendWebhook) and b.secret is None else out_a
+        for out_a, a, b in zip(out["actions"], actions, body.actions, strict=True)
+    ]
+    return out
+
+
+@router.patch("/{workflow_id}", openapi_extra=permission_extra("organization.workflow:update"))
+async def update_workflow(
+    org_id: str,
+    workflow_id: str,
+    body: WorkflowPatch,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require("organization.workflow:update", "workflows/{workflow_id}"))],
+) -> dict[str, Any]:
+    """Change a workflow; any update also re-enables its webhook endpoints disabled by a 410."""
+    wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
+    if wf is None:
+        raise NotFound("workflow not found")
+    given = body.model_dump(exclude_unset=True)
+    merged = WorkflowIn.model_validate(
+        {
+            "name": wf.name,
+            "topic": wf.topic_id,
+            "mode": wf.mode,
+            "status": wf.status,
+            "filter": wf.filter,
+            "sites": wf.sites,
+            "actions": [_masked(a) for a in wf.actions],
+            **given,
+        }
+    )
+    topic, actions = await _checked(session, state, org_id, merged, previous=list(wf.actions))
+    wf.name, wf.topic_id, wf.mode, wf.status = merged.name, topic.id, merged.mode, merged.status
+    wf.filter, wf.sites, wf.actions = merged.filter, merged.sites or None, actions
+    await session.execute(delete(DisabledEndpoint).where(DisabledEndpoint.workflow_id == wf.id))
+    audit.record(session, principal, "update", "workflow", wf.id, {"fields": sorted(given)})
     await session.commit()
     await state.config_changed(org_id, "workflow")
     return workflow_out(wf)

@@ -6,11 +6,13 @@ import re
 from enum import StrEnum
 from functools import lru_cache
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 from app.domain.ids import effect_id
 from app.domain.publish import PublishStatus
+from app.domain.push import MODE_STAMPS, RELEASE_PREFIX
 
 
 class ActionType(StrEnum):
@@ -37,7 +39,7 @@ class SendPush(_Strict):
 
 class SendEmail(_Strict):
     type: Literal["SEND_EMAIL"]
-    to: list[str] = Field(min_length=1, max_length=100)
+    to: list[EmailStr] = Field(min_length=1, max_length=100)
     subject: str = Field(max_length=1024)
     body: str = Field(max_length=65536)
 
@@ -98,3 +100,31 @@ def render_template(template: str, context: dict[str, Any]) -> str:
             value = "" if value is None else str(value)
         out.append(value)
     return "".join(out)
+
+
+def stamped(text: str, mode: str, decision: str) -> str:
+    """``text`` with the exercise stamp of ``mode`` and, for a RESOLVE, the release prefix — the
+    same stamps as the push title (app/domain/push.py), on every output (e-mail subject, incident
+    title), so nobody mistakes an exercise for the real thing or a release for a new alert."""
+    release = RELEASE_PREFIX if decision == "RESOLVE" else ""
+    return f"{MODE_STAMPS.get(PublishStatus(mode), '')}{release}{text}"
+
+
+def webhook_url_problem(url: str, *, allow_http: bool) -> str | None:
+    """Why a webhook URL cannot be saved (None when it can): an absolute https URL with a host
+    and no credentials; plain http only where private networks are allowed (tests, ``make run``).
+    Where it points is checked at every delivery by the SSRF guard, on the address connected to."""
+    parsed = urlsplit(url)
+    if parsed.scheme not in ("https", "http") or (parsed.scheme == "http" and not allow_http):
+        return "a webhook URL is https" + (" (or http where private networks are allowed)" if allow_http else "")
+    if not parsed.hostname:
+        return "a webhook URL has a host"
+    if parsed.username is not None or parsed.password is not None:
+        return "credentials in a webhook URL are refused (the signature authenticates the sender)"
+    if parsed.fragment:
+        return "a webhook URL has no fragment"
+    try:
+        parsed.port  # noqa: B018 - raises for a malformed port
+    except ValueError:
+        return "the port of the webhook URL is malformed"
+    return None

@@ -27,6 +27,7 @@ import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
@@ -267,15 +268,16 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
             raise FetchRefused(f"resolver answered a non-address for {host}: {answers!r}") from exc
 
 
-def _target(url: str) -> tuple[httpcore.URL, bytes]:
-    """Validate ``url`` and split it into the request URL and its ``Host`` header."""
+def _target(url: str, *, allow_http: bool = False) -> tuple[httpcore.URL, bytes]:
+    """Validate ``url`` and split it into the request URL and its ``Host`` header (``http`` only
+    when ``allow_http``: webhooks to loopback receivers where private networks are allowed)."""
     if len(url) > MAX_URL_LENGTH:
         raise FetchRefused("URL too long")
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise FetchRefused(f"malformed URL: {exc}") from exc
-    if parsed.scheme != "https":
+    if parsed.scheme != "https" and not (allow_http and parsed.scheme == "http"):
         raise FetchRefused(f"scheme {parsed.scheme!r} refused: https only")
     if parsed.userinfo:
         raise FetchRefused("credentials in the URL refused")
@@ -288,7 +290,8 @@ def _target(url: str) -> tuple[httpcore.URL, bytes]:
     host_header = b"[" + host + b"]" if b":" in host else host
     if port is not None:
         host_header += b":%d" % port
-    return httpcore.URL(scheme=b"https", host=host, port=port, target=parsed.raw_path), host_header
+    scheme = parsed.scheme.encode()
+    return httpcore.URL(scheme=scheme, host=host, port=port, target=parsed.raw_path), host_header
 
 
 def _json_object(body: bytes) -> dict[str, Any]:
@@ -319,6 +322,7 @@ class SafeFetcher:
         resolver: Resolver | None = None,
         ca_file: str | None = None,
     ) -> None:
+        self._allow_http = allow_private_networks  # plain http only where internal targets are allowed anyway
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._max_bytes = max_bytes
@@ -389,3 +393,46 @@ class SafeFetcher:
                     raise FetchRefused(f"body exceeds {self._max_bytes} bytes")
                 chunks.append(chunk)
         return b"".join(chunks)
+
+    async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
+        """POST ``body`` to ``url`` once (no redirect followed, no retry) and return the status and
+        headers; the response body is read up to ``max_bytes`` and dropped. Raises
+        :class:`FetchRefused` for a refused target, a timeout or a connection failure."""
+        target, host_header = _target(url, allow_http=self._allow_http)
+        request_headers = [(b"Host", host_header), (b"User-Agent", b"tocsin-webhooks")]
+        request_headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        request_headers.append((b"Content-Length", str(len(body)).encode()))
+        timeouts = {
+            "connect": self._connect_timeout,
+            "read": self._read_timeout,
+            "write": self._read_timeout,
+            "pool": self._connect_timeout,
+        }
+        try:
+            async with asyncio.timeout(self._connect_timeout + self._read_timeout):
+                async with self._pool.stream(
+                    "POST", target, headers=request_headers, content=body, extensions={"timeout": timeouts}
+                ) as response:
+                    total = 0
+                    async for chunk in response.aiter_stream():
+                        total += len(chunk)
+                        if total > self._max_bytes:
+                            break
+                    return PostResult(
+                        response.status,
+                        {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers},
+                    )
+        except FetchRefused:
+            raise
+        except TimeoutError as exc:
+            raise FetchRefused("overall deadline exceeded") from exc
+        except httpcore.TimeoutException as exc:
+            raise FetchRefused(f"timeout: {type(exc).__name__}") from exc
+        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, OSError) as exc:
+            raise FetchRefused(f"connection failed: {type(exc).__name__}: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class PostResult:
+    status: int
+    headers: dict[str, str]

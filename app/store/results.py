@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -13,7 +13,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.publish import state_key
-from app.store.models import ControlStateView, EventTraceStep, Incident, IncidentEvent
+from app.domain.webhooks import Outcome as WebhookOutcome
+from app.executors.base import Attempt
+from app.store.models import (
+    ControlStateView,
+    Delivery,
+    DeliveryAttempt,
+    DisabledEndpoint,
+    EventTraceStep,
+    Incident,
+    IncidentEvent,
+    PushNotification,
+)
 
 
 def _ts(ms: int) -> datetime:
@@ -219,3 +230,142 @@ async def event_trace(session: AsyncSession, org_id: str, event_id: str) -> list
             )
         ).all()
     )
+
+
+@dataclass(slots=True)
+class DeliveryResult:
+    """One attempt of one delivery item and what it leads to (see streams/actions.py)."""
+
+    item: dict[str, Any]
+    attempt: Attempt
+    outcome: WebhookOutcome
+
+
+_STATUS_OF = {"DELIVERED": "DELIVERED", "RETRY": "RETRYING", "DEAD": "DEAD", "DISABLE": "DISABLED"}
+
+
+def delivery_status(result: DeliveryResult) -> str:
+    if result.attempt.expired:
+        return "EXPIRED"
+    if result.outcome.verdict == "DEAD" and result.attempt.permanent:
+        return "REFUSED"
+    return _STATUS_OF[str(result.outcome.verdict)]
+
+
+async def load_delivery_states(session: AsyncSession, ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
+    """(status, attempts, replays) of the deliveries among ``ids`` that exist."""
+    rows = await session.execute(
+        select(Delivery.id, Delivery.status, Delivery.attempts, Delivery.replays).where(Delivery.id.in_(list(ids)))
+    )
+    return {r[0]: (r[1], int(r[2]), int(r[3])) for r in rows}
+
+
+def _target(item: dict[str, Any]) -> str:
+    content = item.get("content") or {}
+    if "url" in content:
+        return str(content["url"])
+    if "to" in content:
+        return ", ".join(content["to"])
+    return ", ".join([*content.get("user_ids", []), *content.get("group_ids", [])])
+
+
+async def store_delivery_results(session: AsyncSession, results: Sequence[DeliveryResult]) -> None:
+    """Upsert each delivery's state, add its attempt, the push outbox rows, the endpoints a 410
+    disabled, and one trace step per attempt (an event's trace shows every attempt)."""
+    now = datetime.now(UTC)
+    ids = list({r.item["effect_id"] for r in results})
+    existing = {d.id: d for d in (await session.scalars(select(Delivery).where(Delivery.id.in_(ids)))).all()}
+    attempts, pushes, steps = [], [], []
+    for r in results:
+        item, att, number = r.item, r.attempt, int(r.item["attempt"])
+        replay = int(item.get("replay", 0))
+        status = delivery_status(r)
+        row = existing.get(item["effect_id"])
+        if row is None:
+            row = Delivery(
+                id=item["effect_id"],
+                organization_id=item["organization_id"],
+                event_id=item["event_id"],
+                workflow_id=item["workflow_id"],
+                action_index=int(item["action_index"]),
+                kind=r.item.get("kind") or _kind(item),
+                target=_target(item)[:2048],
+                mode=item["mode"],
+                decision=item["decision"],
+                status=status,
+                attempts=0,
+                replays=replay,
+                item={k: v for k, v in item.items() if k not in ("attempt", "due_ms", "replay", "reason")},
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+            existing[row.id] = row
+        if replay < row.replays or (replay == row.replays and number < row.attempts):
+            continue  # an older attempt stored late: the row already says more
+        row.status, row.attempts, row.replays, row.updated_at = status, number, replay, now
+        row.last_status_code, row.last_error = att.status_code, (att.error or None)
+        row.next_attempt_at = (
+            now + timedelta(seconds=r.outcome.delay_s) if r.outcome.verdict == "RETRY" and r.outcome.delay_s else None
+        )
+        attempts.append(
+            {
+                "delivery_id": row.id,
+                "replay": replay,
+                "attempt": number,
+                "at": now,
+                "outcome": status,
+                "status_code": att.status_code,
+                "error": att.error,
+                "duration_ms": att.duration_ms,
+            }
+        )
+        if att.record is not None:
+            pushes.append({**att.record, "created_at": now})
+        if r.outcome.verdict == "DISABLE" and att.status_code == 410:
+            await insert_ignoring_duplicates(
+                session,
+                DisabledEndpoint,
+                [
+                    {
+                        "workflow_id": item["workflow_id"],
+                        "action_index": int(item["action_index"]),
+                        "organization_id": item["organization_id"],
+                        "url": _target(item),
+                        "disabled_at": now,
+                        "reason": "410 Gone",
+                    }
+                ],
+            )
+        steps.append(
+            {
+                "event_id": item["event_id"],
+                "organization_id": item["organization_id"],
+                "at_ms": int(item["accepted_ms"]),
+                "step": f"delivery:{row.id}:{replay}:{number}",
+                "seq": 20 + number,
+                "detail": {
+                    "effect_id": row.id,
+                    "kind": row.kind,
+                    "workflow_id": item["workflow_id"],
+                    "action_index": int(item["action_index"]),
+                    "attempt": number,
+                    "replay": replay,
+                    "outcome": status,
+                    "status_code": att.status_code,
+                    "error": att.error,
+                    "reason": r.outcome.reason,
+                    "duration_ms": att.duration_ms,
+                    "next_attempt_in_s": r.outcome.delay_s if r.outcome.verdict == "RETRY" else None,
+                },
+            }
+        )
+    await session.flush()
+    await insert_ignoring_duplicates(session, DeliveryAttempt, attempts)
+    await insert_ignoring_duplicates(session, PushNotification, pushes)
+    await record_trace_steps(session, steps)
+
+
+def _kind(item: dict[str, Any]) -> str:
+    content = item.get("content") or {}
+    return "WEBHOOK" if "url" in content else "EMAIL" if "to" in content else "PUSH"

@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.store.models import OperationBook, Workflow, WorkflowTopic
+from app.domain.filters import CompiledFilter, InvalidFilter, compile_filter
+from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
 
 
 async def find_topic(session: AsyncSession, org_id: str, id_or_key: str) -> WorkflowTopic | None:
@@ -52,6 +53,22 @@ class WorkflowConfig:
     filter: dict[str, Any] | None
     sites: list[Any] | None
     actions: list[dict[str, Any]]
+    # The filter compiled against the topic's fields when the configuration was loaded; None with
+    # ``filter_error`` when the topic's fields changed since and the filter no longer fits them.
+    compiled: CompiledFilter | None = None
+    filter_error: str | None = None
+    # Webhook actions (by index) disabled after a 410 Gone, until the workflow is updated.
+    disabled_actions: frozenset[int] = frozenset()
+
+
+def workflow_config(w: Workflow, fields: list[dict[str, Any]], disabled: frozenset[int]) -> WorkflowConfig:
+    compiled: CompiledFilter | None = None
+    error: str | None = None
+    try:
+        compiled = compile_filter(w.filter, fields)
+    except InvalidFilter as exc:
+        error = "; ".join(f"{path}: {message}" for path, message in exc.errors)
+    return WorkflowConfig(w.id, w.name, w.mode, w.filter, w.sites, list(w.actions), compiled, error, disabled)
 
 
 @dataclass(frozen=True)
@@ -88,11 +105,21 @@ async def load_topic_config(session: AsyncSession, org_id: str, topic_id: str) -
                 "member_user_ids": list(book.member_user_ids),
                 "member_group_ids": list(book.member_group_ids),
             }
+    fields = list(topic.spec.get("fields") or [])
+    disabled: dict[str, set[int]] = {}
+    if workflows:
+        rows = await session.execute(
+            select(DisabledEndpoint.workflow_id, DisabledEndpoint.action_index).where(
+                DisabledEndpoint.workflow_id.in_([w.id for w in workflows])
+            )
+        )
+        for workflow_id, index in rows:
+            disabled.setdefault(workflow_id, set()).add(int(index))
     return TopicConfig(
         org_id=org_id,
         topic_id=topic.id,
         key=topic.key,
         spec=dict(topic.spec),
-        workflows=tuple(WorkflowConfig(w.id, w.name, w.mode, w.filter, w.sites, list(w.actions)) for w in workflows),
+        workflows=tuple(workflow_config(w, fields, frozenset(disabled.get(w.id, ()))) for w in workflows),
         books=books,
     )

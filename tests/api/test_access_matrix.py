@@ -92,6 +92,10 @@ DOCUMENTED |= {
     ("GET", ORG + "/workflows"): "organization.workflow:list",
     ("GET", ORG + "/workflows/{workflow_id}"): "organization.workflow:get",
     ("DELETE", ORG + "/workflows/{workflow_id}"): "organization.workflow:delete",
+    ("PATCH", ORG + "/workflows/{workflow_id}"): "organization.workflow:update",
+    ("GET", ORG + "/push_notifications"): "organization.event:list",
+    ("GET", ORG + "/dead_letters"): "organization.workflow:list",
+    ("POST", ORG + "/dead_letters/{delivery_id}:replay"): "organization.workflow:update",
     ("GET", ORG + "/incidents"): "organization.incident:list",
     ("GET", ORG + "/incidents/{incident_id}"): "organization.incident:get",
     ("PATCH", ORG + "/incidents/{incident_id}"): "organization.incident:update",
@@ -151,6 +155,7 @@ class World:
             "workflow_id": self.ids["workflow"],
             "event_id": "evt_x",
             "credential_id": "cred_x",
+            "delivery_id": "act_x",
         }
         if not real:  # ids that do not exist: a granted call gets as far as the lookup (404), changes nothing
             values = {k: (v if k == "org_id" else f"missing_{k}") for k, v in values.items()}

@@ -1,0 +1,119 @@
+"""What the actions did: the push outbox, dead-lettered deliveries and their replay."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from sqlalchemy import select
+
+from api.deps import SessionDep, StateDep, permission_extra, require
+from api.pages import Page, page
+from app.domain.principal import Principal
+from app.errors import Conflict, NotFound
+from app.records import encode
+from app.store import audit
+from app.store.accounts import utcnow
+from app.store.models import Delivery, PushNotification
+from app.topics import ACTIONS
+
+router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["deliveries"])
+
+
+def push_out(row: PushNotification) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "event_id": row.event_id,
+        "workflow_id": row.workflow_id,
+        "mode": row.mode,
+        "user_ids": row.user_ids,
+        "group_ids": row.group_ids,
+        "title": row.title,
+        "body": row.body,
+        "apns": row.apns,
+        "fcm": row.fcm,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+def delivery_out(row: Delivery) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "kind": row.kind,
+        "event_id": row.event_id,
+        "workflow_id": row.workflow_id,
+        "action_index": row.action_index,
+        "target": row.target,
+        "mode": row.mode,
+        "decision": row.decision,
+        "status": row.status,
+        "attempts": row.attempts,
+        "replays": row.replays,
+        "last_status_code": row.last_status_code,
+        "last_error": row.last_error,
+        "updated_at": row.updated_at.isoformat(),
+    }
+
+
+@router.get("/push_notifications", openapi_extra=permission_extra("organization.event:list"))
+async def list_push_notifications(
+    org_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require("organization.event:list"))],
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+    event_id: Annotated[str | None, Query(max_length=64)] = None,
+) -> Page:
+    """What the outbox push provider recorded, newest id last, with the APNs and FCM payloads."""
+    query = select(PushNotification).where(PushNotification.organization_id == org_id)
+    if event_id:
+        query = query.where(PushNotification.event_id == event_id)
+    if cursor:
+        query = query.where(PushNotification.id > cursor)
+    rows = list((await session.scalars(query.order_by(PushNotification.id).limit(limit + 1))).all())
+    return page([push_out(r) for r in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
+
+
+@router.get("/dead_letters", openapi_extra=permission_extra("organization.workflow:list"))
+async def list_dead_letters(
+    org_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require("organization.workflow:list"))],
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> Page:
+    """Deliveries that exhausted their retries (or failed permanently) and were not replayed since."""
+    query = select(Delivery).where(Delivery.organization_id == org_id, Delivery.status.in_(("DEAD", "REFUSED")))
+    if cursor:
+        query = query.where(Delivery.id > cursor)
+    rows = list((await session.scalars(query.order_by(Delivery.id).limit(limit + 1))).all())
+    return page([delivery_out(r) for r in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
+
+
+@router.post(
+    "/dead_letters/{delivery_id}:replay",
+    status_code=202,
+    openapi_extra=permission_extra("organization.workflow:update"),
+)
+async def replay_dead_letter(
+    org_id: str,
+    delivery_id: str,
+    session: SessionDep,
+    state: StateDep,
+    principal: Annotated[Principal, Depends(require("organization.workflow:update"))],
+) -> dict[str, Any]:
+    """Deliver again now: the stored item goes back to its action topic as attempt 1 of a new
+    replay (the delivery keeps its effect id, so ``webhook-id`` stays the same)."""
+    row: Delivery | None = await session.get(Delivery, delivery_id)
+    if row is None or row.organization_id != org_id:
+        raise NotFound("dead letter not found")
+    if row.status not in ("DEAD", "REFUSED"):
+        raise Conflict(f"the delivery is {row.status}, not dead-lettered")
+    replay = row.replays + 1
+    item = {**row.item, "attempt": 1, "replay": replay, "kind": row.kind}
+    sent = await state.producer.send(state.settings.topic(ACTIONS[row.kind]), value=encode(item), key=row.id.encode())
+    await sent
+    row.status, row.replays, row.attempts, row.updated_at = "PENDING", replay, 0, utcnow()
+    audit.record(session, principal, "replay", "delivery", row.id, {"replay": replay})
+    await session.commit()
+    return {"id": row.id, "status": row.status, "replay": replay}

@@ -1,0 +1,70 @@
+"""E-mail executor: one message per delivery over SMTP (aiosmtplib) to the configured relay."""
+
+from __future__ import annotations
+
+import time
+from email.message import EmailMessage
+from typing import Any
+
+import aiosmtplib
+
+from app.executors.base import Attempt
+
+
+class EmailExecutor:
+    kind = "EMAIL"
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        sender: str,
+        timeout_s: float,
+        starttls: bool = False,
+        username: str | None = None,
+        password: str | None = None,
+    ) -> None:
+        self._host, self._port, self._sender, self._timeout = host, port, sender, timeout_s
+        self._starttls, self._username, self._password = starttls, username, password
+
+    def message(self, item: dict[str, Any]) -> EmailMessage:
+        content = item["content"]
+        msg = EmailMessage()
+        msg["From"] = self._sender
+        msg["To"] = ", ".join(content["to"])
+        msg["Subject"] = content["subject"]
+        # The receiver dedupes on Message-ID: the effect id is stable across retries and replays.
+        msg["Message-ID"] = f"<{item['effect_id']}@tocsin>"
+        msg["Tocsin-Mode"] = item["mode"]
+        msg.set_content(content["body"])
+        return msg
+
+    async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
+        started = time.perf_counter()
+        try:
+            errors, _reply = await aiosmtplib.send(
+                self.message(item),
+                hostname=self._host,
+                port=self._port,
+                timeout=self._timeout,
+                start_tls=self._starttls,
+                username=self._username,
+                password=self._password,
+            )
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            return Attempt(error=f"every recipient refused: {exc}", permanent=True, duration_ms=_ms(started))
+        except aiosmtplib.SMTPResponseException as exc:
+            # 5xx replies are permanent (RFC 5321 §4.2.1); 4xx are transient and retried.
+            return Attempt(status_code=exc.code, error=exc.message, permanent=exc.code >= 500, duration_ms=_ms(started))
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+            return Attempt(error=f"{type(exc).__name__}: {exc}", duration_ms=_ms(started))
+        refused = ", ".join(sorted(errors)) if errors else None
+        return Attempt(status_code=250, error=None, duration_ms=_ms(started), headers={"refused": refused or ""})
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

@@ -1,0 +1,52 @@
+"""Push executor: the notification mapped to APNs and FCM payloads (app/domain/push.py), handed
+to a provider. The default provider is an outbox that records what would be sent (readable at
+``GET .../push_notifications``); APNs / FCM adapters implement the same ``send``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from app.domain.push import apns_request, expired, fcm_payload, push_content
+from app.executors.base import Attempt
+
+
+def push_record(item: dict[str, Any]) -> dict[str, Any]:
+    """The publish record as the push mapping reads it, from a delivery item."""
+    content = item["content"]
+    return {
+        "id": item["event_id"],
+        "status": item["mode"],
+        "accepted_ms": item["accepted_ms"],
+        "event": content.get("event") or {},
+        "notification": content.get("notification"),
+        "data": content.get("data") or {},
+    }
+
+
+class OutboxPushExecutor:
+    kind = "PUSH"
+
+    async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
+        content = item["content"]
+        c = push_content(push_record(item), str(content.get("topic_name") or ""), item["decision"])
+        now = time.time()
+        if expired(int(item["accepted_ms"]), c.time_to_live, int(now * 1000)):
+            return Attempt(error="time_to_live passed before it could be sent", expired=True)
+        row = {
+            "id": item["effect_id"],
+            "organization_id": item["organization_id"],
+            "event_id": item["event_id"],
+            "workflow_id": item["workflow_id"],
+            "mode": item["mode"],
+            "user_ids": list(content.get("user_ids") or []),
+            "group_ids": list(content.get("group_ids") or []),
+            "title": c.title,
+            "body": c.body,
+            "apns": apns_request(c, now),
+            "fcm": fcm_payload(c, now),
+        }
+        return Attempt(status_code=200, record=row)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,47 @@
+"""Webhook executor: Standard Webhooks signing, through the SSRF-safe client (no redirect)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from app.domain.webhooks import webhook_headers
+from app.executors.base import Attempt
+from app.identity.fetch import FetchRefused, SafeFetcher
+
+
+class WebhookExecutor:
+    kind = "WEBHOOK"
+
+    def __init__(self, *, timeout_s: float, allow_private_networks: bool, ca_file: str | None = None) -> None:
+        self._fetcher = SafeFetcher(
+            allow_private_networks=allow_private_networks,
+            connect_timeout=min(5.0, timeout_s),
+            read_timeout=timeout_s,
+            max_bytes=64 * 1024,
+            ca_file=ca_file,
+        )
+
+    async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
+        content = item["content"]
+        body = str(content["body"]).encode()
+        if secret is None:
+            return Attempt(error="the webhook action has no secret", permanent=True)
+        # webhook-id is the effect id (stable across retries), webhook-timestamp this attempt's time.
+        headers = webhook_headers(secret, item["effect_id"], int(time.time()), body, item["mode"])
+        started = time.perf_counter()
+        try:
+            result = await self._fetcher.post(str(content["url"]), body, headers)
+        except FetchRefused as exc:
+            refused = (
+                exc.reason.startswith(("scheme", "malformed", "credentials", "URL", "port")) or " refused" in exc.reason
+            )
+            return Attempt(error=exc.reason, permanent=refused, duration_ms=_ms(started))
+        return Attempt(status_code=result.status, headers=result.headers, duration_ms=_ms(started))
+
+    async def aclose(self) -> None:
+        await self._fetcher.aclose()
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

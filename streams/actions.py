@@ -1,0 +1,153 @@
+"""Delivery agents: push, e-mail and webhook items (from the control agent's workflow stage) are
+attempted by their executor; a failed attempt waits in the retry topic of its delay level and
+comes back when due (:mod:`streams.retry`); one out of attempts goes to the dead-letter topic and
+stays replayable (``POST .../dead_letters/{id}:replay``).
+
+Per batch: decode → drop what was attempted already (the ``deliveries`` rows, one query) →
+attempt concurrently → send retries and dead letters and wait for the broker → store the
+deliveries, attempts, push outbox rows, disabled endpoints and trace steps in one transaction.
+A worker killed in between redelivers the batch: an item attempted but not yet stored is
+attempted again (at-least-once; receivers dedupe on ``webhook-id`` / ``Message-ID``, the push
+outbox on the effect id); one stored is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from typing import Any
+
+from app.domain.webhooks import Outcome, Verdict, classify, delay_levels, level_for
+from app.executors.base import Attempt, Executor
+from app.faust_app import app, raw_topic, settings
+from app.records import encode
+from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
+from app.topics import ACTIONS, DELIVERY_DEAD_LETTER, retry_topic
+from streams.resources import resources
+from streams.sinks import _decode_all, _store
+
+log = logging.getLogger(__name__)
+
+DELIVERY_KEYS = ("effect_id", "organization_id", "event_id", "workflow_id", "action_index", "mode", "decision")
+action_topics = {kind: raw_topic(name) for kind, name in ACTIONS.items()}
+dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
+_LEVELS = delay_levels(settings.retry_schedule)
+retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
+FINAL = frozenset({"DELIVERED", "DEAD", "DISABLED", "EXPIRED", "REFUSED"})
+
+
+def already_attempted(item: dict[str, Any], state: tuple[str, int, int] | None) -> bool:
+    """Whether ``item`` is a redelivery: its delivery (status, attempts, replays) has moved past it."""
+    if state is None:
+        return False
+    status, attempts, replays = state
+    replay = int(item.get("replay", 0))
+    if replays != replay:
+        return replays > replay
+    return status in FINAL or attempts >= int(item["attempt"])
+
+
+def verdict_of(attempt: Attempt, number: int, now_s: float) -> Outcome:
+    """The domain's classification, with what only an executor knows (permanent, expired)."""
+    if attempt.expired:
+        return Outcome(Verdict.DEAD, "expired: time_to_live passed")
+    if attempt.permanent:
+        return Outcome(Verdict.DEAD, f"permanent failure: {attempt.error}")
+    if attempt.status_code is not None and attempt.error is None and not 200 <= attempt.status_code < 300:
+        return classify(
+            attempt.status_code, attempt.headers, None, number, settings.retry_schedule, now_s, rand=random.random()
+        )
+    if attempt.delivered:
+        return Outcome(Verdict.DELIVERED, "delivered")
+    return classify(
+        None, attempt.headers, attempt.error or "failed", number, settings.retry_schedule, now_s, rand=random.random()
+    )
+
+
+async def _secret(item: dict[str, Any]) -> tuple[str | None, bool]:
+    """The webhook action's secret and whether its endpoint is disabled, from the cached topic
+    configuration (secrets never travel through Kafka)."""
+    cfg = await resources().topic_config(item["organization_id"], item["topic_id"])
+    if cfg is None:
+        return None, False
+    for wf in cfg.workflows:
+        if wf.id == item["workflow_id"] and 0 <= int(item["action_index"]) < len(wf.actions):
+            action = wf.actions[int(item["action_index"])]
+            return action.get("secret"), int(item["action_index"]) in wf.disabled_actions
+    return None, False
+
+
+async def attempt_one(executor: Executor, item: dict[str, Any], limit: asyncio.Semaphore) -> DeliveryResult:
+    secret, disabled = (await _secret(item)) if executor.kind == "WEBHOOK" else (None, False)
+    number = int(item["attempt"])
+    if disabled:
+        return DeliveryResult(item, Attempt(error="endpoint disabled (410 Gone)"), Outcome(Verdict.DISABLE, "disabled"))
+    async with limit:
+        try:
+            attempt = await executor.send(item, secret)
+        except (ValueError, KeyError, TypeError) as exc:  # a malformed item: no retry can fix it
+            attempt = Attempt(error=f"malformed delivery: {type(exc).__name__}: {exc}", permanent=True)
+    return DeliveryResult(item, attempt, verdict_of(attempt, number, time.time()))
+
+
+async def deliver_batch(executor: Executor, values: list[Any]) -> None:
+    items = await _decode_all(values, f"deliveries:{executor.kind}", DELIVERY_KEYS)
+    if not items:
+        return
+    async with resources().sessions() as session:
+        states = await load_delivery_states(session, [i["effect_id"] for i in items])
+    fresh, seen = [], set()
+    for item in items:
+        key = (item["effect_id"], int(item.get("replay", 0)), int(item["attempt"]))
+        if key in seen or already_attempted(item, states.get(item["effect_id"])):
+            continue
+        seen.add(key)
+        fresh.append(item)
+    if not fresh:
+        return
+    limit = asyncio.Semaphore(settings.delivery_concurrency)
+    results = await asyncio.gather(*(attempt_one(executor, item, limit) for item in fresh))
+    pending = []
+    for r in results:
+        if r.outcome.verdict is Verdict.RETRY:
+            delay = r.outcome.delay_s or 0.0
+            level = level_for(delay, _LEVELS)
+            nxt = {
+                **r.item,
+                "kind": executor.kind,
+                "attempt": int(r.item["attempt"]) + 1,
+                "due_ms": int((time.time() + delay) * 1000),
+            }
+            pending.append(await retry_topics[level].send(key=r.item["effect_id"].encode(), value=encode(nxt)))
+        elif r.outcome.verdict is Verdict.DEAD:
+            dead = {**r.item, "kind": executor.kind, "reason": r.outcome.reason}
+            pending.append(await dead_letter.send(key=r.item["effect_id"].encode(), value=encode(dead)))
+    if pending:
+        await asyncio.gather(*pending)
+    await _store(f"deliveries:{executor.kind}", results, _write)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
+    log.info("deliveries kind=%s batch=%d %s", executor.kind, len(results), counts)
+
+
+async def _write(results: list[DeliveryResult]) -> None:
+    async with resources().sessions.begin() as session:
+        await store_delivery_results(session, results)
+
+
+def _agent(kind: str) -> Any:
+    async def deliveries(stream: Any) -> None:
+        executor = resources().executor(kind)
+        async for values in stream.take(settings.delivery_batch_size, within=0.05):
+            await deliver_batch(executor, values)
+
+    deliveries.__name__ = deliveries.__qualname__ = f"{kind.lower()}_deliveries"
+    return app.agent(action_topics[kind], name=f"streams.actions.{kind.lower()}_deliveries")(deliveries)
+
+
+push_deliveries = _agent("PUSH")
+email_deliveries = _agent("EMAIL")
+webhook_deliveries = _agent("WEBHOOK")
