@@ -24,7 +24,7 @@ from app.executors.base import Attempt, Executor
 from app.faust_app import app, raw_topic, settings
 from app.records import encode
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
-from app.topics import ACTIONS, DELIVERY_DEAD_LETTER, retry_topic
+from app.topics import ACTIONS, CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from streams.resources import resources
 from streams.sinks import _decode_all, _store
 
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 DELIVERY_KEYS = ("effect_id", "organization_id", "event_id", "workflow_id", "action_index", "mode", "decision")
 action_topics = {kind: raw_topic(name) for kind, name in ACTIONS.items()}
 dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
+config_changes = raw_topic(CONFIG_CHANGES)
 _LEVELS = delay_levels(settings.retry_schedule)
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
 FINAL = frozenset({"DELIVERED", "DEAD", "DISABLED", "EXPIRED", "REFUSED"})
@@ -127,6 +128,10 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     if pending:
         await asyncio.gather(*pending)
     await _store(f"deliveries:{executor.kind}", results, _write)
+    for org_id in {r.item["organization_id"] for r in results if r.outcome.verdict is Verdict.DISABLE}:
+        # Every worker must stop calling the endpoint: the same announcement as a configuration change.
+        resources().topics.invalidate_org(org_id)
+        await config_changes.send(key=org_id.encode(), value=encode({"org": org_id, "what": "disabled_endpoint"}))
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1

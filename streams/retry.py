@@ -39,6 +39,7 @@ class RetryScheduler:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             session_timeout_ms=10_000,
+            fetch_max_wait_ms=100,  # a resumed partition's records come back within this, not 500 ms
             heartbeat_interval_ms=2_000,
         )
         producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap, acks="all", enable_idempotence=True)
