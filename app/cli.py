@@ -123,9 +123,12 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 def cmd_run(settings: Settings, org_name: str) -> None:
     """Broker, migrations, bootstrap on first start, API and worker; Ctrl-C stops them all."""
     from app.kafka_local import LocalKafka
+    from app.smtp_sink import SmtpSink
 
     kafka = _kafka(settings)
     assert isinstance(kafka, LocalKafka)
+    mail_dir = settings.var_dir.resolve() / "mail"
+    sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
     procs: list[subprocess.Popen[bytes]] = []
     stopping = False
 
@@ -137,9 +140,13 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     signal.signal(signal.SIGTERM, on_signal)
     try:
         kafka.start()
+        sink.start()
+        _say(f"SMTP sink on {settings.smtp_host}:{settings.smtp_port}, mail kept in {mail_dir}")
         cmd_migrate(settings)
         created = asyncio.run(_bootstrap(settings, org_name, only_if_empty=True))
         env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
+        # Local webhook receivers (http on loopback) are allowed here unless set otherwise.
+        env.setdefault("TOCSIN_ALLOW_PRIVATE_NETWORKS", "true")
         for role in ("api", "worker"):
             _say(f"starting {role}")
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
@@ -157,6 +164,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     finally:
         _say("stopping")
         _stop(procs)
+        sink.stop()
         kafka.stop()
         _say("stopped")
 

@@ -57,7 +57,6 @@ class Settings(BaseSettings):
     retry_max_delay_seconds: float = Field(default=36_000.0, gt=0, le=7 * 86400)
     retry_max_attempts: int = Field(default=12, ge=1, le=50)
     retry_jitter: float = Field(default=0.2, ge=0, le=1)
-    smtp_sink_port: int = Field(default=8025, ge=1, le=65535)  # the local sink `tocsin run` starts
     # Workload-identity federation.
     dev_mode: bool = True
     token_signing_key: SecretStr = SecretStr(_PLACEHOLDER_KEY)
