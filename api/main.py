@@ -136,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         roles.router,
         bindings.router,
         topics.router,
+        topics.shared_router,
         publish.router,
         operation_books.router,
         workflows.router,

@@ -70,7 +70,7 @@ def verdict_of(attempt: Attempt, number: int, now_s: float) -> Outcome:
 async def _secret(item: dict[str, Any]) -> tuple[str | None, bool]:
     """The webhook action's secret and whether its endpoint is disabled, from the cached topic
     configuration (secrets never travel through Kafka)."""
-    cfg = await resources().topic_config(item["organization_id"], item["topic_id"])
+    cfg = await resources().topic_config(item.get("topic_organization_id") or item["organization_id"], item["topic_id"])
     if cfg is None:
         return None, False
     for wf in cfg.workflows:

@@ -12,9 +12,10 @@ from typing import Any
 
 from app.domain.control import ControlDecision
 from app.domain.filters import site_matches
+from app.domain.sharing import targeted
 from app.domain.webhooks import webhook_body
 from app.domain.workflow import action_effect_id, mode_matches, render_template, stamped
-from app.store.workflows import TopicConfig
+from app.store.workflows import TopicConfig, WorkflowConfig
 
 
 @dataclass(slots=True)
@@ -99,9 +100,19 @@ def _run_topic_workflows(
     data = record.get("data")
     fields = cfg.spec.get("fields") or []
     context: dict[str, Any] | None = None  # built for the first action that renders a template
+    targets = (record.get("attributes") or {}).get("target_organization_ids")
     for wf in cfg.workflows:
         entry: dict[str, Any] = {"workflow_id": wf.id, "mode": wf.mode, "mode_matched": False, "actions": []}
         considered.append(entry)
+        if wf.organization_id and wf.organization_id != cfg.org_id:
+            entry["organization_id"] = wf.organization_id  # a receiving organization's workflow
+            if wf.receive_error is not None:
+                entry["shared"] = {"result": False, "reason": wf.receive_error}
+                continue
+            if not targeted(targets, wf.organization_id, cfg.org_id):
+                entry["shared"] = {"result": False, "reason": "not among the publish's target_organization_ids"}
+                continue
+            entry["shared"] = {"result": True}
         if not mode_matches(wf.mode, record["status"]):
             continue
         entry["mode_matched"] = True
@@ -132,13 +143,13 @@ def _run_topic_workflows(
             if context is None:
                 context = _template_context(record, cfg)
             if kind == "RUN_OPERATION_BOOK":
-                _operation_book(record, cfg, wf.id, action, effect, context, step, out)
+                _operation_book(record, cfg, wf, action, effect, context, step, out)
             elif kind in DELIVERY_KINDS:
                 if index in wf.disabled_actions:
                     step["outcome"] = "endpoint disabled (410 Gone); update the workflow to enable it again"
                     continue
                 out.deliveries.append(
-                    (DELIVERY_KINDS[kind], _delivery(record, cfg, wf.id, index, action, effect, context))
+                    (DELIVERY_KINDS[kind], _delivery(record, cfg, wf, index, action, effect, context))
                 )
                 step["outcome"] = "requested"
             else:
@@ -148,7 +159,7 @@ def _run_topic_workflows(
 def _operation_book(
     record: dict[str, Any],
     cfg: TopicConfig,
-    workflow_id: str,
+    wf: WorkflowConfig,
     action: dict[str, Any],
     effect: str,
     context: dict[str, Any],
@@ -158,15 +169,15 @@ def _operation_book(
     book = cfg.books.get(str(action.get("operation_book_id")))
     if book is None:
         step["outcome"] = "operation book not found"
-        out.dead_letters.append(f"workflow {workflow_id} references a missing operation book")
+        out.dead_letters.append(f"workflow {wf.id} references a missing operation book")
         return
     out.actions.append(
         {
             "effect_id": effect,
             "event_id": record["id"],
-            "organization_id": record["organization_id"],
+            "organization_id": wf.organization_id or record["organization_id"],  # the incident's owner
             "topic_id": record["topic_id"],
-            "workflow_id": workflow_id,
+            "workflow_id": wf.id,
             "operation_book_id": book["id"],
             "title": stamped(render_template(book["title"], context), record["status"], "NOTIFY"),
             "member_user_ids": book["member_user_ids"],
@@ -186,7 +197,7 @@ def _operation_book(
 def _delivery(
     record: dict[str, Any],
     cfg: TopicConfig,
-    workflow_id: str,
+    wf: WorkflowConfig,
     index: int,
     action: dict[str, Any],
     effect: str,
@@ -198,9 +209,10 @@ def _delivery(
     item: dict[str, Any] = {
         "effect_id": effect,
         "event_id": record["id"],
-        "organization_id": record["organization_id"],
+        "organization_id": wf.organization_id or record["organization_id"],  # whose delivery it is
+        "topic_organization_id": record["organization_id"],
         "topic_id": record["topic_id"],
-        "workflow_id": workflow_id,
+        "workflow_id": wf.id,
         "action_index": index,
         "mode": mode,
         "decision": decision,

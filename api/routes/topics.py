@@ -20,9 +20,20 @@ from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
 from app.store.results import control_view
-from app.store.workflows import find_topic, list_in_org
+from app.store.workflows import find_topic, list_in_org, shared_topics
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["workflow topics"])
+shared_router = APIRouter(prefix="/v1/organizations/{org_id}/shared_workflow_topics", tags=["workflow topics"])
+# What a receiving organization sees of another's topic: not whom else the owner shares it with.
+_OWNER_ONLY = frozenset(
+    {
+        "allowed_organization_ids",
+        "share_with_partner_orgs",
+        "share_with_license_subscribers",
+        "share_with_allowed_orgs",
+        "share_with_sibling_orgs",
+    }
+)
 
 
 class _Strict(BaseModel):
@@ -266,3 +277,18 @@ async def control_state(
         "auto_resolve_at": datetime.fromtimestamp(due / 1000, tz=UTC).isoformat() if due is not None else None,
         "updated_at": view.updated_at.isoformat() if view is not None else None,
     }
+
+
+@shared_router.get("", openapi_extra=permission_extra("organization.workflow_topic:list"))
+async def list_shared_topics(
+    org_id: str,
+    session: SessionDep,
+    _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> Page:
+    """Topics of other organizations this one may receive (public, or restricted and shared with
+    it); a workflow subscribes with ``topic`` and ``topic_organization_id``."""
+    rows = [t for t in await shared_topics(session, org_id) if cursor is None or t.id > cursor]
+    items = [{k: v for k, v in topic_out(t).items() if k not in _OWNER_ONLY} for t in rows[:limit]]
+    return page(items, rows[limit - 1].id if len(rows) > limit else None)

@@ -19,7 +19,7 @@ from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
-from app.store.workflows import find_in_org, find_topic, list_in_org
+from app.store.workflows import find_in_org, find_receivable_topic, find_topic, list_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflows", tags=["workflows"])
 
@@ -51,12 +51,13 @@ def _invalid(field: str, message: str) -> InvalidInput:
     return InvalidInput(message, details={"fields": [{"field": field, "message": message}]})
 
 
-def workflow_out(wf: Workflow) -> dict[str, Any]:
+def workflow_out(wf: Workflow, topic_organization_id: str | None = None) -> dict[str, Any]:
     return {
         "id": wf.id,
         "organization_id": wf.organization_id,
         "name": wf.name,
         "topic_id": wf.topic_id,
+        "topic_organization_id": topic_organization_id or wf.organization_id,
         "mode": wf.mode,
         "status": wf.status,
         "filter": wf.filter,
@@ -78,9 +79,11 @@ async def _checked(
 ) -> tuple[WorkflowTopic, list[dict[str, Any]]]:
     """The workflow's topic and its actions as stored, after every save-time check: the topic
     exists, the filter fits the topic's fields, sites need a site field, each action is usable."""
-    if body.topic_organization_id not in (None, org_id):
-        raise _invalid("topic_organization_id", "receiving topics shared by other organizations is not available yet")
-    topic = await find_topic(session, org_id, body.topic)
+    owner = body.topic_organization_id or org_id
+    if owner == org_id:
+        topic = await find_topic(session, org_id, body.topic)
+    else:  # a topic another organization shares with this one (one it may not receive is "not found")
+        topic = await find_receivable_topic(session, org_id, owner, body.topic)
     if topic is None:
         raise _invalid("topic", "not found")
     fields = list(topic.spec.get("fields") or [])
@@ -145,8 +148,8 @@ async def create_workflow(
     session.add(wf)
     audit.record(session, principal, "create", "workflow", wf.id, {"name": wf.name, "topic_id": wf.topic_id})
     await session.commit()
-    await state.config_changed(org_id, "workflow")
-    out = workflow_out(wf)
+    await _announce(state, org_id, topic)
+    out = workflow_out(wf, topic.organization_id)
     # A secret the server generated is shown once, here; the caller's own one is never echoed.
     out["actions"] = [
         {**out_a, "secret": a["secret"]} if isinstance(b, SendWebhook) and b.secret is None else out_a
@@ -173,6 +176,7 @@ async def update_workflow(
         {
             "name": wf.name,
             "topic": wf.topic_id,
+            "topic_organization_id": (await _topic_org(session, wf)),
             "mode": wf.mode,
             "status": wf.status,
             "filter": wf.filter,
@@ -187,8 +191,20 @@ async def update_workflow(
     await session.execute(delete(DisabledEndpoint).where(DisabledEndpoint.workflow_id == wf.id))
     audit.record(session, principal, "update", "workflow", wf.id, {"fields": sorted(given)})
     await session.commit()
+    await _announce(state, org_id, topic)
+    return workflow_out(wf, topic.organization_id)
+
+
+async def _topic_org(session: SessionDep, wf: Workflow) -> str:
+    topic = await session.get(WorkflowTopic, wf.topic_id)
+    return topic.organization_id if topic is not None else wf.organization_id
+
+
+async def _announce(state: StateDep, org_id: str, topic: WorkflowTopic | None) -> None:
+    """Workers cache a topic's workflows under the topic's organization: tell both."""
     await state.config_changed(org_id, "workflow")
-    return workflow_out(wf)
+    if topic is not None and topic.organization_id != org_id:
+        await state.config_changed(topic.organization_id, "workflow")
 
 
 @router.get("", openapi_extra=permission_extra("organization.workflow:list"))
@@ -200,7 +216,7 @@ async def list_workflows(
     cursor: str | None = None,
 ) -> Page:
     rows, nxt = await list_in_org(session, Workflow, org_id, limit=limit, cursor=cursor)
-    return page([workflow_out(w) for w in rows], nxt)
+    return page([workflow_out(w, await _topic_org(session, w)) for w in rows], nxt)
 
 
 @router.get("/{workflow_id}", openapi_extra=permission_extra("organization.workflow:get"))
@@ -213,7 +229,7 @@ async def get_workflow(
     wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
     if wf is None:
         raise NotFound("workflow not found")
-    return workflow_out(wf)
+    return workflow_out(wf, await _topic_org(session, wf))
 
 
 @router.delete("/{workflow_id}", status_code=204, openapi_extra=permission_extra("organization.workflow:delete"))
@@ -227,7 +243,8 @@ async def delete_workflow(
     wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
     if wf is None:
         raise NotFound("workflow not found")
+    topic = await session.get(WorkflowTopic, wf.topic_id)
     await session.delete(wf)
     audit.record(session, principal, "delete", "workflow", wf.id, {"name": wf.name})
     await session.commit()
-    await state.config_changed(org_id, "workflow")
+    await _announce(state, org_id, topic)

@@ -5,9 +5,10 @@ to a provider. The default provider is an outbox that records what would be sent
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
-from app.domain.push import apns_request, expired, fcm_payload, push_content
+from app.domain.push import apns_request, expired, fcm_payload, push_content, remaining_ttl
 from app.executors.base import Attempt
 
 
@@ -31,8 +32,11 @@ class OutboxPushExecutor:
         content = item["content"]
         c = push_content(push_record(item), str(content.get("topic_name") or ""), item["decision"])
         now = time.time()
-        if expired(int(item["accepted_ms"]), c.time_to_live, int(now * 1000)):
+        accepted_ms, now_ms = int(item["accepted_ms"]), int(now * 1000)
+        if expired(accepted_ms, c.time_to_live, now_ms):
             return Attempt(error="time_to_live passed before it could be sent", expired=True)
+        # The providers count a TTL from when they get it: hand them what is left (a retry comes later).
+        c = replace(c, time_to_live=remaining_ttl(accepted_ms, c.time_to_live, now_ms))
         row = {
             "id": item["effect_id"],
             "organization_id": item["organization_id"],

@@ -9,7 +9,8 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.filters import CompiledFilter, InvalidFilter, compile_filter
-from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
+from app.domain.sharing import OrgRelations, may_receive
+from app.store.models import DisabledEndpoint, OperationBook, Organization, Workflow, WorkflowTopic
 
 
 async def find_topic(session: AsyncSession, org_id: str, id_or_key: str) -> WorkflowTopic | None:
@@ -59,9 +60,15 @@ class WorkflowConfig:
     filter_error: str | None = None
     # Webhook actions (by index) disabled after a 410 Gone, until the workflow is updated.
     disabled_actions: frozenset[int] = frozenset()
+    # The organization the workflow belongs to (another one than the topic's when shared), and
+    # why it may no longer receive the topic (sharing changed since it subscribed), if so.
+    organization_id: str = ""
+    receive_error: str | None = None
 
 
-def workflow_config(w: Workflow, fields: list[dict[str, Any]], disabled: frozenset[int]) -> WorkflowConfig:
+def workflow_config(
+    w: Workflow, fields: list[dict[str, Any]], disabled: frozenset[int], receive_error: str | None = None
+) -> WorkflowConfig:
     compiled: CompiledFilter | None = None
     error: str | None = None
     try:
@@ -106,6 +113,7 @@ async def load_topic_config(session: AsyncSession, org_id: str, topic_id: str) -
                 "member_group_ids": list(book.member_group_ids),
             }
     fields = list(topic.spec.get("fields") or [])
+    refused = await receive_errors(session, topic, {w.organization_id for w in workflows})
     disabled: dict[str, set[int]] = {}
     if workflows:
         rows = await session.execute(
@@ -120,6 +128,65 @@ async def load_topic_config(session: AsyncSession, org_id: str, topic_id: str) -
         topic_id=topic.id,
         key=topic.key,
         spec=dict(topic.spec),
-        workflows=tuple(workflow_config(w, fields, frozenset(disabled.get(w.id, ()))) for w in workflows),
+        workflows=tuple(
+            workflow_config(w, fields, frozenset(disabled.get(w.id, ())), refused.get(w.organization_id))
+            for w in workflows
+        ),
         books=books,
     )
+
+
+async def org_relations(session: AsyncSession, org_ids: set[str]) -> dict[str, OrgRelations]:
+    rows = (await session.scalars(select(Organization).where(Organization.id.in_(list(org_ids))))).all()
+    return {
+        o.id: OrgRelations(
+            o.id,
+            o.parent_organization_id,
+            frozenset(o.partner_organization_ids or ()),
+            frozenset(o.license_subscriber_organization_ids or ()),
+        )
+        for o in rows
+    }
+
+
+async def receive_errors(session: AsyncSession, topic: WorkflowTopic, org_ids: set[str]) -> dict[str, str]:
+    """Why each of ``org_ids`` other than the owner may not receive ``topic`` (absent: it may)."""
+    others = {o for o in org_ids if o != topic.organization_id}
+    if not others:
+        return {}
+    relations = await org_relations(session, others | {topic.organization_id})
+    owner = relations.get(topic.organization_id, OrgRelations(topic.organization_id))
+    out: dict[str, str] = {}
+    for org in others:
+        ok, why = may_receive(topic.spec, owner, relations.get(org, OrgRelations(org)))
+        if not ok:
+            out[org] = why
+    return out
+
+
+async def find_receivable_topic(
+    session: AsyncSession, receiver_id: str, owner_id: str, id_or_key: str
+) -> WorkflowTopic | None:
+    """A topic of ``owner_id`` that ``receiver_id`` may receive (None as well when it may not:
+    an organization that may not receive a topic cannot tell it from one that does not exist)."""
+    topic = await find_topic(session, owner_id, id_or_key)
+    if topic is None or (await receive_errors(session, topic, {receiver_id})):
+        return None
+    return topic
+
+
+async def shared_topics(session: AsyncSession, receiver_id: str) -> list[WorkflowTopic]:
+    """Topics of other organizations that ``receiver_id`` may receive, by id."""
+    candidates = (
+        await session.scalars(
+            select(WorkflowTopic).where(WorkflowTopic.organization_id != receiver_id).order_by(WorkflowTopic.id)
+        )
+    ).all()
+    candidates = [t for t in candidates if t.spec.get("access_scope") in ("public", "restricted")]
+    relations = await org_relations(session, {t.organization_id for t in candidates} | {receiver_id})
+    receiver = relations.get(receiver_id, OrgRelations(receiver_id))
+    return [
+        t
+        for t in candidates
+        if may_receive(t.spec, relations.get(t.organization_id, OrgRelations(t.organization_id)), receiver)[0]
+    ]

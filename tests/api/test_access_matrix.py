@@ -93,6 +93,7 @@ DOCUMENTED |= {
     ("GET", ORG + "/workflows/{workflow_id}"): "organization.workflow:get",
     ("DELETE", ORG + "/workflows/{workflow_id}"): "organization.workflow:delete",
     ("PATCH", ORG + "/workflows/{workflow_id}"): "organization.workflow:update",
+    ("GET", ORG + "/shared_workflow_topics"): "organization.workflow_topic:list",
     ("GET", ORG + "/push_notifications"): "organization.event:list",
     ("GET", ORG + "/dead_letters"): "organization.workflow:list",
     ("POST", ORG + "/dead_letters/{delivery_id}:replay"): "organization.workflow:update",

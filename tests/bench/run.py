@@ -33,6 +33,7 @@ from app.kafka_local import LocalKafka, free_port
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
+from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.support.stack import ROOT, Stack, wait_for
 
 LUA = Path(__file__).with_name("publish.lua")
@@ -350,6 +351,13 @@ def section_control(bench: Bench) -> dict[str, Any]:
 
 # Before publish: that section leaves its worker draining a backlog on the same cores.
 SECTIONS.insert(2, Section("control", section_control, render_control))
+
+
+def section_webhook(bench: Bench) -> dict[str, Any]:
+    return run_webhook_section(bench.kafka().bootstrap, bench.work_dir)
+
+
+SECTIONS.insert(3, Section("webhook", section_webhook, render_webhook))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

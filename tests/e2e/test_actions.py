@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +25,7 @@ from standardwebhooks.webhooks import Webhook
 
 from app.domain.webhooks import new_secret
 from app.kafka_local import free_port
-from tests.support.stack import Stack, wait_for
+from tests.support.stack import ROOT, Stack, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -235,7 +237,63 @@ def test_webhooks_email_push_by_mode_with_filters(
         delivered = _trace(c, high["ACTUAL"], lambda s: any(k.startswith("delivery:") for k in s))
         attempts = [v for k, v in delivered.items() if k.startswith("delivery:")]
         assert {a["outcome"] for a in attempts} == {"DELIVERED"}
-        print(f"actions: 3 modes x (webhook, e-mail, push) delivered; {len(hooks.requests)} webhook requests")
+
+        # A RESOLVE runs the actions as a release notice that says so.
+        profile = {
+            "type": "METRIC",
+            "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
+            "exit_stable_limit": 1,
+        }
+        assert c.post("/workflow_topics", json={"key": "levels", "control_policy_profile": profile}).status_code == 201
+        hooks.secrets["/levels"] = secret = new_secret()
+        r = c.post(
+            "/workflows",
+            json={
+                "name": "levels",
+                "topic": "levels",
+                "mode": "ACTUAL",
+                "actions": [
+                    _webhook(f"{base}/levels", secret),
+                    {
+                        "type": "SEND_EMAIL",
+                        "to": ["ops@example.com"],
+                        "subject": "Level {data.level}",
+                        "body": "{decision}",
+                    },
+                ],
+            },
+        )
+        assert r.status_code == 201, r.text
+        for level in (12.0, 1.0):
+            body = {
+                "status": "ACTUAL",
+                "data": {"level": level},
+                "event_control": {"partition_key": "tank", "metrics": {"level": level}},
+            }
+            assert c.post("/workflow_topics/levels/publish", json=body).status_code == 202
+            wait_for(
+                lambda lv=level: [h for h in hooks.on("/levels") if h.body["data"]["level"] == lv] or None,
+                60,
+                f"the webhook of level {level}",
+            )
+        notify, release = hooks.on("/levels")
+        assert (notify.body["type"], notify.body["release"]) == ("tocsin.event.notify", False)
+        assert (release.body["type"], release.body["release"]) == ("tocsin.event.resolve", True)
+        assert release.body["decision"] == "RESOLVE" and release.verified
+        mails = wait_for(
+            lambda: (
+                [m for m in mailbox.messages if "Level" in m["Subject"]]
+                if len([m for m in mailbox.messages if "Level" in m["Subject"]]) == 2
+                else None
+            ),
+            60,
+            "two level e-mails",
+        )
+        assert sorted(m["Subject"] for m in mails) == ["Level 12.0", "Resolved: Level 1.0"]
+        print(
+            f"actions: 3 modes x (webhook, e-mail, push) delivered, a RESOLVE as a release notice; "
+            f"{len(hooks.requests)} webhook requests"
+        )
 
 
 def test_retries_dead_letters_replay_redirect_and_gone(
@@ -310,3 +368,101 @@ def test_retries_dead_letters_replay_redirect_and_gone(
             "dead-lettered: dead after 3 attempts, redirect never followed; replayed;",
             f"410 disabled then re-enabled ({first})",
         )
+
+
+def _other_org(stack: Stack, name: str) -> tuple[str, httpx.Client]:
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", "bootstrap", "--org", name],
+        cwd=ROOT,
+        env=stack.env,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    creds = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    client = httpx.Client(
+        base_url=f"{stack.base_url}/v1/organizations/{creds['organization_id']}",
+        headers={"Authorization": f"Bearer {creds['access_token']}"},
+        timeout=30,
+    )
+    return str(creds["organization_id"]), client
+
+
+def test_shared_topics_reach_receiving_organizations(
+    stack_factory: Callable[..., Stack], receiver: tuple[Receiver, str]
+) -> None:
+    hooks, base = receiver
+    stack = stack_factory(extra_env=RETRY_ENV).start()
+    b_id, b = _other_org(stack, "Receiver B")
+    c_id, c_org = _other_org(stack, "Stranger C")
+    with stack.client() as a, b, c_org:
+        spec = {"name_en": "Public quakes", "access_scope": "public"}
+        assert a.post("/workflow_topics", json={"key": "pub", **spec}).status_code == 201
+        restricted = {"access_scope": "restricted", "share_with_allowed_orgs": True, "allowed_organization_ids": [b_id]}
+        assert a.post("/workflow_topics", json={"key": "club", **restricted}).status_code == 201
+        assert a.post("/workflow_topics", json={"key": "mine"}).status_code == 201
+        a_org = stack.org
+
+        def keys(client: httpx.Client) -> set[str]:
+            return {t["key"] for t in client.get("/shared_workflow_topics").json()["items"]}
+
+        assert keys(b) == {"pub", "club"}
+        assert keys(c_org) == {"pub"}, "restricted to B: C neither sees it…"
+        assert all("allowed_organization_ids" not in t for t in b.get("/shared_workflow_topics").json()["items"])
+        for client, topic in ((c_org, "club"), (b, "mine")):
+            r = client.post(
+                "/workflows",
+                json={
+                    "name": "x",
+                    "topic": topic,
+                    "topic_organization_id": a_org,
+                    "mode": "ACTUAL",
+                    "actions": [_webhook(f"{base}/never", new_secret())],
+                },
+            )
+            assert r.status_code == 422 and r.json()["details"]["fields"][0]["field"] == "topic", (
+                r.text
+            )  # …nor subscribes
+
+        book = b.post("/operation_books", json={"name": "b", "incident_title_template": "B: {event.name}"}).json()
+        for path, client, topic in (("/b/pub", b, "pub"), ("/b/club", b, "club"), ("/c/pub", c_org, "pub")):
+            hooks.secrets[path] = secret = new_secret()
+            actions: list[dict[str, Any]] = [_webhook(base + path, secret)]
+            if path == "/b/pub":
+                actions.append({"type": "RUN_OPERATION_BOOK", "operation_book_id": book["id"]})
+            r = client.post(
+                "/workflows",
+                json={
+                    "name": path,
+                    "topic": topic,
+                    "topic_organization_id": a_org,
+                    "mode": "ACTUAL",
+                    "actions": actions,
+                },
+            )
+            assert r.status_code == 201, r.text
+            assert r.json()["topic_organization_id"] == a_org
+
+        _publish(a, "pub", "ACTUAL", 7.0)
+        wait_for(lambda: (hooks.on("/b/pub") and hooks.on("/c/pub")) or None, 60, "both receivers of the public topic")
+        incidents = wait_for(lambda: b.get("/incidents").json()["items"] or None, 60, "B's incident")
+        assert incidents[0]["title"] == "B: M7.0"
+        assert a.get("/incidents").json()["items"] == [], "the incident belongs to the receiving organization"
+
+        # target_organization_ids narrows a publish to C: B's workflow does not run for it.
+        r = a.post(
+            "/workflow_topics/pub/publish",
+            json={
+                "status": "ACTUAL",
+                "data": {},
+                "event": {"name": "to C"},
+                "attributes": {"target_organization_ids": [c_id]},
+            },
+        )
+        assert r.status_code == 202, r.text
+        wait_for(lambda: len(hooks.on("/c/pub")) == 2 or None, 60, "C's second delivery")
+        _publish(a, "club", "ACTUAL", 1.0)
+        wait_for(lambda: hooks.on("/b/club") or None, 60, "B's restricted delivery")
+        assert len(hooks.on("/b/pub")) == 1 and all(r.verified for r in hooks.requests)
+        assert hooks.on("/never") == []
+        print(f"shared topics: public reached B and C, restricted only B, target_organization_ids only C ({b_id})")
