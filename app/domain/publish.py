@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.domain.notification import NotificationObject
+
 MAX_KEY_CHARS = 256
 
 
@@ -33,35 +35,6 @@ class Attributes(_Strict):
     target_organization_ids: list[str] | None = Field(default=None, max_length=1000)
 
 
-class Sound(_Strict):
-    critical: float = Field(default=0, ge=0, le=1)
-    name: str = Field(default="default", max_length=256)
-    volume: float = Field(default=1.0, ge=0.0, le=1.0)
-
-
-class PushContent(_Strict):
-    title: str | None = Field(default=None, max_length=1024)
-    body: str | None = Field(default=None, max_length=16384)
-    sound: str | Sound | None = None
-
-
-class AlertOptions(_Strict):
-    notification: PushContent | None = None
-    thread_id: str | None = Field(default=None, max_length=256)
-    collapse_id: str | None = Field(default=None, max_length=256)
-    time_to_live: float | None = Field(default=None, ge=0)
-
-
-class Alert(_Strict):
-    options: AlertOptions | None = None
-
-
-class Notification(_Strict):
-    lang: str = Field(default="ja", max_length=35)
-    data: dict[str, Any] | None = None
-    alert: Alert | None = None
-
-
 class EventControl(_Strict):
     partition_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     metrics: dict[str, float] | None = Field(default=None, max_length=100)
@@ -84,7 +57,7 @@ class PublishRequest(_Strict):
     status: PublishStatus
     event: EventInfo | None = None
     attributes: Attributes | None = None
-    notification: Notification | None = None
+    notification: NotificationObject | None = None
     event_control: EventControl | None = None
 
     @property

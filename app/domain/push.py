@@ -56,81 +56,26 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from typing import Any
 
 from app.domain.control import ControlDecision
+from app.domain.notification import (
+    DEFAULT_LANG,
+    DEFAULT_SOUND,
+)
 from app.domain.publish import PublishStatus
 
 RELEASE_PREFIX = "Resolved: "
 MODE_STAMPS: Mapping[PublishStatus, str] = MappingProxyType(
     {PublishStatus.ACTUAL: "", PublishStatus.DRILL: "[DRILL] ", PublishStatus.TEST: "[TEST] "}
 )
-DEFAULT_LANG = "ja"
-DEFAULT_SOUND = "default"
 APNS_DATA_KEY = "data"
 APNS_COLLAPSE_ID_MAX_BYTES = 64
 FCM_MAX_TTL_S = 2_419_200  # 4 weeks, FCM's maximum time to live
 NOW_WINDOW_MS = 1_000  # "now" for a ttl of 0 (or below the window): dispatched this soon after acceptance
 
-MAX_TITLE_CHARS = 256
-MAX_BODY_CHARS = 4096
-MAX_ID_CHARS = 256
-MAX_SOUND_NAME_CHARS = 256
-MAX_LANG_CHARS = 35
 
 _PUSH_DECISIONS = (ControlDecision.NOTIFY, ControlDecision.RESOLVE)
-
-
-# --- the notification object of the spec ------------------------------------------------------
-
-
-def _zero_or_one(value: Any) -> Any:
-    """``critical`` is a JSON number equal to 0 or 1 (``1.0`` included; booleans are not numbers)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value not in (0, 1):
-        raise ValueError("critical must be the number 0 or 1")
-    return int(value)
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
-
-
-class SoundObject(_Strict):
-    """``alert.options.notification.sound`` given as an object."""
-
-    critical: Annotated[Literal[0, 1], BeforeValidator(_zero_or_one)] = 0
-    name: str = Field(default=DEFAULT_SOUND, min_length=1, max_length=MAX_SOUND_NAME_CHARS)
-    volume: float = Field(default=1.0, ge=0.0, le=1.0)
-
-
-class NotificationText(_Strict):
-    """``alert.options.notification``: what the push says."""
-
-    title: str | None = Field(default=None, max_length=MAX_TITLE_CHARS)
-    body: str | None = Field(default=None, max_length=MAX_BODY_CHARS)
-    sound: Annotated[str, Field(min_length=1, max_length=MAX_SOUND_NAME_CHARS)] | SoundObject | None = None
-
-
-class AlertOptions(_Strict):
-    notification: NotificationText | None = None
-    thread_id: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
-    collapse_id: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
-    time_to_live: float | None = Field(default=None, ge=0)
-
-
-class Alert(_Strict):
-    options: AlertOptions | None = None
-
-
-class NotificationObject(_Strict):
-    """The spec's notification object (the publish's ``notification``): strict JSON types, no
-    unknown keys except inside ``data`` (any object); ``null`` is the same as absent."""
-
-    lang: str = Field(default=DEFAULT_LANG, min_length=1, max_length=MAX_LANG_CHARS)
-    data: dict[str, Any] | None = None
-    alert: Alert | None = None
 
 
 # --- what one push says ------------------------------------------------------------------------

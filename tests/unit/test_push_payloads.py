@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from app.domain.notification import NotificationObject
 from app.domain.push import (
-    NotificationObject,
     PushContent,
     PushSound,
     apns_payload,
