@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from api.responses import json_response
+from app.domain.workflow import ActionType
 from app.errors import TocsinError
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,8 @@ _HTTP_CODES = {
     503: "SYS-001",
 }
 
+_TAGS = frozenset(ActionType)  # the discriminator values of tagged unions (workflow actions)
+
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"code": code, "message": message, "details": details or {}}
@@ -38,7 +41,8 @@ def validation_details(errors: list[Any]) -> dict[str, Any]:
     """Failing fields as ``{"fields": [{"loc": "a.b", "msg": ...}]}`` (no input echoed back)."""
     fields = []
     for err in errors:
-        loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body",))
+        # A tagged union (the action types) puts its tag in the location; the caller's path has none.
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body" and p not in _TAGS)
         fields.append({"field": loc, "message": err.get("msg", "invalid"), "type": err.get("type", "")})
     return {"fields": fields}
 

@@ -75,7 +75,19 @@ def workflow_config(
         compiled = compile_filter(w.filter, fields)
     except InvalidFilter as exc:
         error = "; ".join(f"{path}: {message}" for path, message in exc.errors)
-    return WorkflowConfig(w.id, w.name, w.mode, w.filter, w.sites, list(w.actions), compiled, error, disabled)
+    return WorkflowConfig(
+        w.id,
+        w.name,
+        w.mode,
+        w.filter,
+        w.sites,
+        list(w.actions),
+        compiled,
+        error,
+        disabled,
+        w.organization_id,
+        receive_error,
+    )
 
 
 @dataclass(frozen=True)
