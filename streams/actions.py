@@ -36,6 +36,7 @@ dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
 config_changes = raw_topic(CONFIG_CHANGES)
 _LEVELS = delay_levels(settings.retry_schedule)
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
+DELIVERY_ACTORS = 4
 FINAL = frozenset({"DELIVERED", "DEAD", "DISABLED", "EXPIRED", "REFUSED"})
 
 
@@ -94,6 +95,7 @@ async def attempt_one(executor: Executor, item: dict[str, Any], limit: asyncio.S
 
 
 async def deliver_batch(executor: Executor, values: list[Any]) -> None:
+    started, started_wall = time.perf_counter(), time.time()
     items = await _decode_all(values, f"deliveries:{executor.kind}", DELIVERY_KEYS)
     if not items:
         return
@@ -109,7 +111,9 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     if not fresh:
         return
     limit = asyncio.Semaphore(settings.delivery_concurrency)
+    checked = time.perf_counter()
     results = await asyncio.gather(*(attempt_one(executor, item, limit) for item in fresh))
+    attempted = time.perf_counter()
     pending = []
     for r in results:
         if r.outcome.verdict is Verdict.RETRY:
@@ -127,7 +131,9 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
             pending.append(await dead_letter.send(key=r.item["effect_id"].encode(), value=encode(dead)))
     if pending:
         await asyncio.gather(*pending)
+    sent = time.perf_counter()
     await _store(f"deliveries:{executor.kind}", results, _write)
+    stored = time.perf_counter()
     for org_id in {r.item["organization_id"] for r in results if r.outcome.verdict is Verdict.DISABLE}:
         # Every worker must stop calling the endpoint: the same announcement as a configuration change.
         resources().topics.invalidate_org(org_id)
@@ -135,7 +141,18 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
-    log.info("deliveries kind=%s batch=%d %s", executor.kind, len(results), counts)
+    oldest = min(int(r.item["accepted_ms"]) for r in results)
+    log.info(
+        "deliveries kind=%s batch=%d %s waited_ms=%d check_ms=%.0f attempts_ms=%.0f produce_ms=%.0f store_ms=%.0f",
+        executor.kind,
+        len(results),
+        counts,
+        int(started_wall * 1000) - oldest,
+        (checked - started) * 1000,
+        (attempted - checked) * 1000,
+        (sent - attempted) * 1000,
+        (stored - sent) * 1000,
+    )
 
 
 async def _write(results: list[DeliveryResult]) -> None:
@@ -150,7 +167,11 @@ def _agent(kind: str) -> Any:
             await deliver_batch(executor, values)
 
     deliveries.__name__ = deliveries.__qualname__ = f"{kind.lower()}_deliveries"
-    return app.agent(action_topics[kind], name=f"streams.actions.{kind.lower()}_deliveries")(deliveries)
+    # Several actors per worker: one batch's attempts overlap another's database write. Items are
+    # independent, and Faust commits an offset only once every record before it was processed.
+    return app.agent(
+        action_topics[kind], name=f"streams.actions.{kind.lower()}_deliveries", concurrency=DELIVERY_ACTORS
+    )(deliveries)
 
 
 push_deliveries = _agent("PUSH")

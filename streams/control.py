@@ -204,7 +204,21 @@ async def control(stream: Any) -> None:
         await process_batch(events)
 
 
+_lag_logged = [0.0]
+
+
+def _log_lag(events: list[Any]) -> None:
+    """Every 5 s: how far behind acceptance the control agent is (the oldest record of a batch)."""
+    now = time.time()
+    if now - _lag_logged[0] < 5 or not events:
+        return
+    _lag_logged[0] = now
+    oldest = min(e.message.timestamp for e in events)  # the acceptance time, set by the API
+    log.info("control: batch=%d behind=%.0fms", len(events), (now - oldest) * 1000)
+
+
 async def process_batch(events: list[Any]) -> None:
+    _log_lag(events)
     state_cache.check(app.rebalancing_count)
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}

@@ -49,6 +49,7 @@ def make_executor(kind: str, settings: Settings) -> Executor:
             timeout_s=settings.webhook_timeout_seconds,
             allow_private_networks=settings.allow_private_networks,
             ca_file=settings.oidc_ca_file,
+            max_connections=settings.delivery_concurrency,
         )
     if kind == "EMAIL":
         password = settings.smtp_password.get_secret_value() if settings.smtp_password else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -141,7 +142,11 @@ async def _write_traces(records: list[dict[str, Any]]) -> None:
         for seq, s in enumerate(r["steps"])
     ]
     views = [r["control_state"] for r in records if isinstance(r.get("control_state"), dict)]
+    started = time.perf_counter()
     async with resources().sessions.begin() as session:
         await record_trace_steps(session, steps)
         if views:
             await upsert_control_views(session, views, max(r["at_ms"] for r in records))
+    log.info(
+        "sink=traces batch=%d steps=%d write_ms=%.0f", len(records), len(steps), (time.perf_counter() - started) * 1000
+    )

@@ -7,19 +7,27 @@ from typing import Any
 
 from app.domain.webhooks import webhook_headers
 from app.executors.base import Attempt
-from app.identity.fetch import FetchRefused, SafeFetcher
+from app.identity.fetch import FetchRefused, SafePoster, TargetRefused
 
 
 class WebhookExecutor:
     kind = "WEBHOOK"
 
-    def __init__(self, *, timeout_s: float, allow_private_networks: bool, ca_file: str | None = None) -> None:
-        self._fetcher = SafeFetcher(
+    def __init__(
+        self,
+        *,
+        timeout_s: float,
+        allow_private_networks: bool,
+        ca_file: str | None = None,
+        max_connections: int = 64,
+    ) -> None:
+        self._fetcher = SafePoster(
             allow_private_networks=allow_private_networks,
             connect_timeout=min(5.0, timeout_s),
             read_timeout=timeout_s,
             max_bytes=64 * 1024,
             ca_file=ca_file,
+            idle_per_origin=max_connections,  # connections kept alive per receiver
         )
 
     async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
@@ -32,11 +40,8 @@ class WebhookExecutor:
         started = time.perf_counter()
         try:
             result = await self._fetcher.post(str(content["url"]), body, headers)
-        except FetchRefused as exc:
-            refused = (
-                exc.reason.startswith(("scheme", "malformed", "credentials", "URL", "port")) or " refused" in exc.reason
-            )
-            return Attempt(error=exc.reason, permanent=refused, duration_ms=_ms(started))
+        except FetchRefused as exc:  # a refused target is final; a timeout or a failed connection is retried
+            return Attempt(error=exc.reason, permanent=isinstance(exc, TargetRefused), duration_ms=_ms(started))
         return Attempt(status_code=result.status, headers=result.headers, duration_ms=_ms(started))
 
     async def aclose(self) -> None:

@@ -316,20 +316,6 @@ class Delivery(Base):
     __table_args__ = (Index("ix_deliveries_org_status", "organization_id", "status", "updated_at"),)
 
 
-class DeliveryAttempt(Base):
-    """One attempt of a delivery (``replay`` counts replays of a dead-lettered one)."""
-
-    __tablename__ = "delivery_attempts"
-    delivery_id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    replay: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    attempt: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    at: Mapped[datetime]
-    outcome: Mapped[str] = mapped_column(String(20))
-    status_code: Mapped[int | None] = mapped_column(BigInteger, default=None)
-    error: Mapped[str | None] = mapped_column(Text, default=None)
-    duration_ms: Mapped[int] = mapped_column(BigInteger, default=0)
-
-
 class PushNotification(Base):
     """What the outbox push provider recorded: the APNs and FCM payloads it would send."""
 

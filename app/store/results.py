@@ -18,7 +18,6 @@ from app.executors.base import Attempt
 from app.store.models import (
     ControlStateView,
     Delivery,
-    DeliveryAttempt,
     DisabledEndpoint,
     EventTraceStep,
     Incident,
@@ -270,12 +269,12 @@ def _target(item: dict[str, Any]) -> str:
 
 
 async def store_delivery_results(session: AsyncSession, results: Sequence[DeliveryResult]) -> None:
-    """Upsert each delivery's state, add its attempt, the push outbox rows, the endpoints a 410
-    disabled, and one trace step per attempt (an event's trace shows every attempt)."""
+    """Upsert each delivery's state, the push outbox rows, the endpoints a 410 disabled, and one
+    trace step per attempt: an event's trace is where every attempt is kept."""
     now = datetime.now(UTC)
     ids = list({r.item["effect_id"] for r in results})
     existing = {d.id: d for d in (await session.scalars(select(Delivery).where(Delivery.id.in_(ids)))).all()}
-    attempts, pushes, steps = [], [], []
+    pushes, steps = [], []
     for r in results:
         item, att, number = r.item, r.attempt, int(r.item["attempt"])
         replay = int(item.get("replay", 0))
@@ -295,7 +294,7 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
                 status=status,
                 attempts=0,
                 replays=replay,
-                item={k: v for k, v in item.items() if k not in ("attempt", "due_ms", "replay", "reason")},
+                item={},
                 created_at=now,
                 updated_at=now,
             )
@@ -308,18 +307,8 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
         row.next_attempt_at = (
             now + timedelta(seconds=r.outcome.delay_s) if r.outcome.verdict == "RETRY" and r.outcome.delay_s else None
         )
-        attempts.append(
-            {
-                "delivery_id": row.id,
-                "replay": replay,
-                "attempt": number,
-                "at": now,
-                "outcome": status,
-                "status_code": att.status_code,
-                "error": att.error,
-                "duration_ms": att.duration_ms,
-            }
-        )
+        if status in ("DEAD", "REFUSED"):  # kept for a replay (the only reader of the item)
+            row.item = {k: v for k, v in item.items() if k not in ("attempt", "due_ms", "replay", "reason")}
         if att.record is not None:
             pushes.append({**att.record, "created_at": now})
         if r.outcome.verdict == "DISABLE" and att.status_code == 410:
@@ -361,7 +350,6 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
             }
         )
     await session.flush()
-    await insert_ignoring_duplicates(session, DeliveryAttempt, attempts)
     await insert_ignoring_duplicates(session, PushNotification, pushes)
     await record_trace_steps(session, steps)
 

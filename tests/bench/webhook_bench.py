@@ -1,113 +1,41 @@
 """Bench section ``webhook``: publish → webhook delivered latency at a steady rate.
 
-A BYPASS topic with one SEND_WEBHOOK workflow; a receiver on loopback (an asyncio HTTP server in
-this process) notes when each event's webhook arrives; the publisher sends ``RATE`` publishes/s
-spread over ``KEYS`` partition keys for ``SECONDS`` (each publish timed from just before its
-request). The baseline, measured in the same run, is one bare HTTP POST to the same receiver.
+A BYPASS topic with one SEND_WEBHOOK workflow; a receiver on loopback notes when each event's
+webhook arrives; a publisher sends ``RATE`` publishes/s spread over ``KEYS`` partition keys for
+``SECONDS`` (each publish timed from just before its request). Both run in processes of their
+own (tests/bench/webhook_load.py). The baseline, measured in the same run, is one bare HTTP POST
+to the same receiver.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import statistics
+import subprocess
 import sys
-import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support.stack import Stack
+from tests.support.stack import ROOT, Stack, wait_for
 
 RATE, KEYS, SECONDS = 500, 50, 20
 TARGET_P99_S = 1.0
+EXTRA_ENV = dict(e.split("=", 1) for e in os.environ.get("TOCSIN_BENCH_WORKER_ENV", "").split(",") if e)
 
 
 def _progress(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
-class Receiver:
-    """A minimal HTTP/1.1 server: answers 204 and notes the arrival time of each event id."""
-
-    def __init__(self) -> None:
-        self.arrived: dict[str, float] = {}
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self.ready.set()
-        self.loop.run_forever()
-        server.close()
-        self.loop.run_until_complete(server.wait_closed())
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                body = await reader.readexactly(length) if length else b""
-                now = time.perf_counter()
-                if body:
-                    event_id = json.loads(body).get("event_id")
-                    if event_id:
-                        self.arrived.setdefault(event_id, now)
-                writer.write(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # the client closed its connection: nothing more to serve on it
-        finally:
-            writer.close()
-
-    def start(self) -> None:
-        self.thread.start()
-        self.ready.wait(10)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-async def _publish(stack: Stack, topic: str, sent: dict[str, float]) -> int:
-    refused = 0
-    headers = {"Authorization": f"Bearer {stack.credentials['access_token']}"}
-    url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/{topic}/publish"
-    async with httpx.AsyncClient(headers=headers, timeout=10, limits=httpx.Limits(max_connections=64)) as client:
-
-        async def one(i: int) -> None:
-            nonlocal refused
-            body = {"status": "ACTUAL", "data": {"n": i}, "event_control": {"partition_key": f"k{i % KEYS}"}}
-            started = time.perf_counter()
-            r = await client.post(url, json=body)
-            if r.status_code == 202:
-                sent[r.json()["id"]] = started
-            else:
-                refused += 1
-
-        tasks = []
-        start = time.perf_counter()
-        for i in range(RATE * SECONDS):
-            due = start + i / RATE
-            delay = due - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(i)))
-        await asyncio.gather(*tasks)
-    return refused
 
 
 async def _baseline(port: int) -> list[float]:
@@ -120,11 +48,25 @@ async def _baseline(port: int) -> list[float]:
     return out
 
 
+def _spawn(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "tests.bench.webhook_load", *args], cwd=ROOT)
+
+
+def _lines(path: Path) -> list[list[str]]:
+    return [line.split() for line in path.read_text().splitlines()]
+
+
 def run_webhook_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
-    receiver = Receiver()
-    receiver.start()
-    stack = Stack(work_dir / "webhook", kafka_bootstrap, extra_env={"TOCSIN_ALLOW_PRIVATE_NETWORKS": "true"})
+    out = Path(work_dir) / "webhook-load"
+    out.mkdir(parents=True, exist_ok=True)
+    receiver = _spawn("receive", str(out / "port"), str(out / "arrived"))
+    stack = Stack(
+        work_dir / "webhook", kafka_bootstrap, extra_env={"TOCSIN_ALLOW_PRIVATE_NETWORKS": "true", **EXTRA_ENV}
+    )
     try:
+        port = int(
+            wait_for(lambda: ((out / "port").exists() and (out / "port").read_text()) or None, 30, "the receiver")
+        )
         stack.start()
         with stack.client() as c:
             assert c.post("/workflow_topics", json={"key": "hooks"}).status_code == 201
@@ -134,21 +76,35 @@ def run_webhook_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
                     "name": "bench hook",
                     "topic": "hooks",
                     "mode": "ACTUAL",
-                    "actions": [{"type": "SEND_WEBHOOK", "url": f"http://127.0.0.1:{receiver.port}/hook"}],
+                    "actions": [{"type": "SEND_WEBHOOK", "url": f"http://127.0.0.1:{port}/hook"}],
                 },
             )
             assert r.status_code == 201, r.text
-        baseline = asyncio.run(_baseline(receiver.port))
+            # Warm-up: one delivered webhook shows the worker consumes (partitions assigned, caches
+            # loaded); the measured load starts after it, so it measures the steady state.
+            warm = c.post("/workflow_topics/hooks/publish", json={"status": "ACTUAL", "data": {}})
+            assert warm.status_code == 202, warm.text
+            wait_for(lambda: _delivered_count(stack) >= 1 or None, 120, "the warm-up webhook")
+        baseline = asyncio.run(_baseline(port))
         _progress(f"webhook: {RATE} publishes/s over {KEYS} partition keys for {SECONDS} s")
-        sent: dict[str, float] = {}
-        refused = asyncio.run(_publish(stack, "hooks", sent))
+        url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/hooks/publish"
+        publisher = _spawn(
+            "publish", url, stack.credentials["access_token"], str(RATE), str(SECONDS), str(KEYS), str(out / "sent")
+        )
+        publisher.wait(timeout=SECONDS + 120)
+        head, *rows = _lines(out / "sent")
+        summary = json.loads(" ".join(head))
+        sent = {event_id: float(at) for event_id, at in rows}
+        # Wait until every accepted publish was delivered (or a minute passed), then stop the receiver.
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not set(sent) <= set(receiver.arrived):
-            time.sleep(0.2)
-        latencies = [receiver.arrived[e] - t for e, t in sent.items() if e in receiver.arrived]
+        while time.monotonic() < deadline and _delivered_count(stack) < len(sent) + 1:
+            time.sleep(0.5)
     finally:
         stack.stop()
-        receiver.stop()
+        receiver.send_signal(signal.SIGTERM)
+        receiver.wait(timeout=30)
+    arrived = {event_id: float(at) for event_id, at in _lines(out / "arrived")}
+    latencies = [arrived[e] - t for e, t in sent.items() if e in arrived]
     missing = len(sent) - len(latencies)
     p99 = _pct(latencies, 0.99) if latencies else float("inf")
     return {
@@ -156,7 +112,8 @@ def run_webhook_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         "keys": KEYS,
         "seconds": SECONDS,
         "accepted": len(sent),
-        "refused": refused,
+        "refused": summary["refused"],
+        "publisher_behind_s": summary["behind_s"],
         "delivered": len(latencies),
         "missing": missing,
         "p50_s": statistics.median(latencies) if latencies else None,
@@ -165,8 +122,17 @@ def run_webhook_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         "baseline_p50_s": statistics.median(baseline),
         "baseline_p99_s": _pct(baseline, 0.99),
         "target_p99_s": TARGET_P99_S,
-        "met": missing == 0 and refused == 0 and p99 <= TARGET_P99_S,
+        "met": missing == 0 and summary["refused"] == 0 and p99 <= TARGET_P99_S,
     }
+
+
+def _delivered_count(stack: Stack) -> int:
+    """Delivered webhooks as the worker recorded them (the deliveries table)."""
+    import sqlite3
+
+    with sqlite3.connect(stack.var_dir / "tocsin.db") as db:
+        row = db.execute("select count(*) from deliveries where status = 'DELIVERED'").fetchone()
+    return int(row[0])
 
 
 def render_webhook(fig: dict[str, Any]) -> list[str]:
@@ -175,7 +141,8 @@ def render_webhook(fig: dict[str, Any]) -> list[str]:
         f"publish → webhook delivered: p50 {fig['p50_s'] * ms:.0f} ms, p99 {fig['p99_s'] * ms:.0f} ms, "
         f"max {fig['max_s'] * ms:.0f} ms (target p99 ≤ {fig['target_p99_s'] * ms:.0f} ms): "
         + ("met" if fig["met"] else "NOT MET"),
-        f"   {fig['accepted']} accepted at {fig['rate']}/s over {fig['keys']} keys for {fig['seconds']} s, "
+        f"   {fig['accepted']} accepted at {fig['rate']}/s over {fig['keys']} keys for {fig['seconds']} s "
+        f"(publisher {fig['publisher_behind_s']:.2f} s behind schedule at the end), "
         f"{fig['delivered']} delivered, {fig['missing']} missing, {fig['refused']} refused",
         f"   baseline, one bare POST to the same receiver: p50 {fig['baseline_p50_s'] * ms:.2f} ms, "
         f"p99 {fig['baseline_p99_s'] * ms:.2f} ms; ratio p99/baseline p99 = "

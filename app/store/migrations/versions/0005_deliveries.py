@@ -1,4 +1,4 @@
-"""workflow actions: deliveries and their attempts, the push outbox, disabled webhook endpoints
+"""workflow actions: deliveries (their attempts are trace steps), the push outbox, disabled webhook endpoints
 
 Revision ID: 0005
 Revises: 0004
@@ -42,18 +42,6 @@ def upgrade() -> None:
     op.create_index("ix_deliveries_event_id", "deliveries", ["event_id"])
     op.create_index("ix_deliveries_org_status", "deliveries", ["organization_id", "status", "updated_at"])
     op.create_table(
-        "delivery_attempts",
-        sa.Column("delivery_id", sa.String(length=40), nullable=False),
-        sa.Column("replay", sa.BigInteger(), nullable=False),
-        sa.Column("attempt", sa.BigInteger(), nullable=False),
-        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("outcome", sa.String(length=20), nullable=False),
-        sa.Column("status_code", sa.BigInteger(), nullable=True),
-        sa.Column("error", sa.Text(), nullable=True),
-        sa.Column("duration_ms", sa.BigInteger(), nullable=False),
-        sa.PrimaryKeyConstraint("delivery_id", "replay", "attempt"),
-    )
-    op.create_table(
         "push_notifications",
         sa.Column("id", sa.String(length=40), nullable=False),
         sa.Column("organization_id", sa.String(length=40), nullable=False),
@@ -86,7 +74,6 @@ def downgrade() -> None:
     op.drop_table("disabled_endpoints")
     op.drop_index("ix_push_org_created", table_name="push_notifications")
     op.drop_table("push_notifications")
-    op.drop_table("delivery_attempts")
     op.drop_index("ix_deliveries_org_status", table_name="deliveries")
     op.drop_index("ix_deliveries_event_id", table_name="deliveries")
     op.drop_table("deliveries")
