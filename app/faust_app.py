@@ -22,14 +22,13 @@ mode.loop.use("uvloop")
 # flight covers only the partitions with nothing buffered, so a record arriving on one that was
 # left out waits for that fetch to time out: up to 1.5 s per hop between agents (measured: the
 # publish → webhook p50 was 0.4 s, p99 3.8 s). 100 ms bounds the wait; an idle worker sends at
-# most 10 fetch requests per second.
-FETCH_MAX_WAIT_MS = 100
+# most 10 fetch requests per second. TOCSIN_WORKER_FETCH_WAIT_MS changes it.
 _create_worker_consumer = faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer
 
 
 def _with_short_fetch_wait(self: Any, transport: Any) -> Any:
     consumer = _create_worker_consumer(self, transport)
-    consumer._fetch_max_wait_ms = FETCH_MAX_WAIT_MS  # read by AIOKafkaConsumer.start() for its fetcher
+    consumer._fetch_max_wait_ms = settings.worker_fetch_wait_ms  # read by AIOKafkaConsumer.start() for its fetcher
     return consumer
 
 
@@ -78,3 +77,5 @@ incident_actions_topic = raw_topic(topics.ACTIONS_INCIDENT)
 traces_topic = raw_topic(topics.TRACES)
 dead_letter_topic = raw_topic(topics.DEAD_LETTER)
 idempotency_topic = raw_topic(topics.IDEMPOTENCY)
+# Push, e-mail and webhook deliveries by kind (streams/actions.py consumes them).
+action_topics = {kind: raw_topic(name) for kind, name in topics.ACTIONS.items()}

@@ -21,17 +21,16 @@ from typing import Any
 
 from app.domain.webhooks import Outcome, Verdict, classify, delay_levels, level_for
 from app.executors.base import Attempt, Executor
-from app.faust_app import app, raw_topic, settings
+from app.faust_app import action_topics, app, raw_topic, settings
 from app.records import encode
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
-from app.topics import ACTIONS, CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
+from app.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
+from streams.batches import decode_items, store_batch
 from streams.resources import resources
-from streams.sinks import _decode_all, _store
 
 log = logging.getLogger(__name__)
 
 DELIVERY_KEYS = ("effect_id", "organization_id", "event_id", "workflow_id", "action_index", "mode", "decision")
-action_topics = {kind: raw_topic(name) for kind, name in ACTIONS.items()}
 dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
 config_changes = raw_topic(CONFIG_CHANGES)
 _LEVELS = delay_levels(settings.retry_schedule)
@@ -96,7 +95,7 @@ async def attempt_one(executor: Executor, item: dict[str, Any], limit: asyncio.S
 
 async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     started, started_wall = time.perf_counter(), time.time()
-    items = await _decode_all(values, f"deliveries:{executor.kind}", DELIVERY_KEYS)
+    items = await decode_items(values, f"deliveries:{executor.kind}", DELIVERY_KEYS)
     if not items:
         return
     async with resources().sessions() as session:
@@ -132,7 +131,7 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     if pending:
         await asyncio.gather(*pending)
     sent = time.perf_counter()
-    await _store(f"deliveries:{executor.kind}", results, _write)
+    await store_batch(f"deliveries:{executor.kind}", results, _write)
     stored = time.perf_counter()
     for org_id in {r.item["organization_id"] for r in results if r.outcome.verdict is Verdict.DISABLE}:
         # Every worker must stop calling the endpoint: the same announcement as a configuration change.

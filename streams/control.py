@@ -34,9 +34,8 @@ from app.domain.control import (
     tick,
 )
 from app.domain.ids import new_id
-from app.faust_app import app, incident_actions_topic, publish_topic, settings, traces_topic
+from app.faust_app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.records import decode, encode
-from streams.actions import action_topics
 from streams.dead_letter import send_dead_letter
 from streams.outbox import Outbox
 from streams.resources import resources

@@ -58,9 +58,13 @@ class WorkflowStatus(StrEnum):
     INACTIVE = "INACTIVE"
 
 
+_STAMPS: dict[str, str] = {str(mode): stamp for mode, stamp in MODE_STAMPS.items()}  # no enum lookup per call
+_MODES = frozenset(PublishStatus)  # (Enum.__members__ builds a new mapping on every access)
+
+
 def mode_matches(workflow_mode: str, publish_status: str) -> bool:
     """ACTUAL workflows run only for ACTUAL publishes, DRILL only for DRILL, TEST only for TEST."""
-    return workflow_mode == publish_status and workflow_mode in PublishStatus.__members__
+    return workflow_mode == publish_status and workflow_mode in _MODES
 
 
 def action_effect_id(event_id: str, workflow_id: str, index: int, decision: str) -> str:
@@ -107,7 +111,7 @@ def stamped(text: str, mode: str, decision: str) -> str:
     same stamps as the push title (app/domain/push.py), on every output (e-mail subject, incident
     title), so nobody mistakes an exercise for the real thing or a release for a new alert."""
     release = RELEASE_PREFIX if decision == "RESOLVE" else ""
-    return f"{MODE_STAMPS.get(PublishStatus(mode), '')}{release}{text}"
+    return f"{_STAMPS.get(mode, '')}{release}{text}"
 
 
 def webhook_url_problem(url: str, *, allow_http: bool) -> str | None:

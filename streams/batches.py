@@ -1,0 +1,72 @@
+"""Batch helpers shared by the sinks and the delivery agents (no agents here: importing this
+module registers nothing with the Faust app)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from app.faust_app import dead_letter_topic
+from app.records import decode, encode
+from streams.outbox import items_of
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_BATCH_ATTEMPTS = 5
+
+
+async def _dead_letter(what: str, reason: str, record: Any) -> None:
+    log.error("sink=%s dead-lettered a record: %s", what, reason)
+    raw = record if isinstance(record, bytes) else encode(record)
+    await dead_letter_topic.send(
+        value=encode({"stage": f"sink:{what}", "reason": reason, "value": raw.decode("utf-8", "replace")[:65536]})
+    )
+
+
+async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Awaitable[None]]) -> None:
+    """Write a batch, retrying with backoff; a batch that keeps failing is written record by
+    record and a record that still fails goes to the dead-letter topic. Never raises: the
+    stream acknowledges the batch once this returns, whatever happened."""
+    delay = 0.1
+    for attempt in range(1, MAX_BATCH_ATTEMPTS + 1):
+        try:
+            await write(records)
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure is retried, then isolated (see docstring)
+            log.error(
+                "sink=%s write of %d records failed (attempt %d), retrying in %.1fs: %s",
+                what,
+                len(records),
+                attempt,
+                delay,
+                exc,
+            )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+    if len(records) == 1:
+        await _dead_letter(what, "the database refused it repeatedly", records[0])
+        return
+    for record in records:
+        await store_batch(what, [record], write)
+
+
+async def decode_items(values: list[Any], what: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The items of a batch of records (each record holds one item or ``{"items": [...]}``)."""
+    out = []
+    for value in values:
+        try:
+            items = items_of(decode(value))
+        except ValueError as exc:
+            await _dead_letter(what, f"undecodable record: {exc}", value if isinstance(value, bytes) else b"")
+            continue
+        for record in items:
+            if not isinstance(record, dict):
+                await _dead_letter(what, "item is not a JSON object", {"item": record})
+            elif missing := [k for k in keys if k not in record]:
+                await _dead_letter(what, f"record lacks {missing}", record)
+            else:
+                out.append(record)
+    return out
