@@ -35,7 +35,7 @@ unit: $(STAMP) ## Only the fast tests that need no broker or database server
 test: $(STAMP) system-deps lint ## Lint, then every test against real Kafka, SQLite and PostgreSQL
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP) ## Benchmarks: publish throughput and latency vs a trivial endpoint, same run
+bench: $(STAMP) ## Benchmarks (publish, IAM, exchange, control agent, webhook latency), each with a same-run baseline
 	@scripts/system-deps.sh --bench
 	$(BIN)/python -m tests.bench.run
 
