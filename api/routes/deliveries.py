@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.pages import Page, page
@@ -15,6 +14,7 @@ from app.records import encode
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import Delivery, PushNotification
+from app.store.workflows import list_in_org
 from app.topics import ACTIONS
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["deliveries"])
@@ -65,13 +65,9 @@ async def list_push_notifications(
     event_id: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Page:
     """What the outbox push provider recorded, newest id last, with the APNs and FCM payloads."""
-    query = select(PushNotification).where(PushNotification.organization_id == org_id)
-    if event_id:
-        query = query.where(PushNotification.event_id == event_id)
-    if cursor:
-        query = query.where(PushNotification.id > cursor)
-    rows = list((await session.scalars(query.order_by(PushNotification.id).limit(limit + 1))).all())
-    return page([push_out(r) for r in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
+    where = (PushNotification.event_id == event_id,) if event_id else ()
+    rows, nxt = await list_in_org(session, PushNotification, org_id, limit=limit, cursor=cursor, where=where)
+    return page([push_out(r) for r in rows], nxt)
 
 
 @router.get("/dead_letters", openapi_extra=permission_extra("organization.workflow:list"))
@@ -83,11 +79,9 @@ async def list_dead_letters(
     cursor: str | None = None,
 ) -> Page:
     """Deliveries that exhausted their retries (or failed permanently) and were not replayed since."""
-    query = select(Delivery).where(Delivery.organization_id == org_id, Delivery.status.in_(("DEAD", "REFUSED")))
-    if cursor:
-        query = query.where(Delivery.id > cursor)
-    rows = list((await session.scalars(query.order_by(Delivery.id).limit(limit + 1))).all())
-    return page([delivery_out(r) for r in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
+    where = (Delivery.status.in_(("DEAD", "REFUSED")),)
+    rows, nxt = await list_in_org(session, Delivery, org_id, limit=limit, cursor=cursor, where=where)
+    return page([delivery_out(r) for r in rows], nxt)
 
 
 @router.post(

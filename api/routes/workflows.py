@@ -168,9 +168,7 @@ async def update_workflow(
     principal: Annotated[Principal, Depends(require("organization.workflow:update", "workflows/{workflow_id}"))],
 ) -> dict[str, Any]:
     """Change a workflow; any update also re-enables its webhook endpoints disabled by a 410."""
-    wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
-    if wf is None:
-        raise NotFound("workflow not found")
+    wf = await _workflow(session, org_id, workflow_id)
     given = body.model_dump(exclude_unset=True)
     merged = WorkflowIn.model_validate(
         {
@@ -193,6 +191,13 @@ async def update_workflow(
     await session.commit()
     await _announce(state, org_id, topic)
     return workflow_out(wf, topic.organization_id)
+
+
+async def _workflow(session: SessionDep, org_id: str, workflow_id: str) -> Workflow:
+    wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
+    if wf is None:
+        raise NotFound("workflow not found")
+    return wf
 
 
 async def _topic_org(session: SessionDep, wf: Workflow) -> str:
@@ -226,9 +231,7 @@ async def get_workflow(
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow:get", "workflows/{workflow_id}"))],
 ) -> dict[str, Any]:
-    wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
-    if wf is None:
-        raise NotFound("workflow not found")
+    wf = await _workflow(session, org_id, workflow_id)
     return workflow_out(wf, await _topic_org(session, wf))
 
 
@@ -240,9 +243,7 @@ async def delete_workflow(
     state: StateDep,
     principal: Annotated[Principal, Depends(require("organization.workflow:delete", "workflows/{workflow_id}"))],
 ) -> None:
-    wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
-    if wf is None:
-        raise NotFound("workflow not found")
+    wf = await _workflow(session, org_id, workflow_id)
     topic = await session.get(WorkflowTopic, wf.topic_id)
     await session.delete(wf)
     audit.record(session, principal, "delete", "workflow", wf.id, {"name": wf.name})

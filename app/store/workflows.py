@@ -35,10 +35,16 @@ async def find_in_org(session: AsyncSession, model: type[Any], org_id: str, obj_
 
 
 async def list_in_org(
-    session: AsyncSession, model: type[Any], org_id: str, *, limit: int, cursor: str | None
+    session: AsyncSession,
+    model: type[Any],
+    org_id: str,
+    *,
+    limit: int,
+    cursor: str | None,
+    where: tuple[Any, ...] = (),
 ) -> tuple[list[Any], str | None]:
-    """A page of ``model`` rows ordered by id (ids are time-sortable), and the next cursor."""
-    query = select(model).where(model.organization_id == org_id)
+    """A page of ``model`` rows (matching ``where``) ordered by id (ids are time-sortable), and the next cursor."""
+    query = select(model).where(model.organization_id == org_id, *where)
     if cursor:
         query = query.where(model.id > cursor)
     rows = list((await session.scalars(query.order_by(model.id).limit(limit + 1))).all())
