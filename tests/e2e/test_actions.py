@@ -6,6 +6,7 @@ that disables an endpoint until the workflow is updated."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import subprocess
@@ -20,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from aiokafka import AIOKafkaConsumer
 from aiosmtpd.controller import Controller
 from standardwebhooks.webhooks import Webhook
 
@@ -136,6 +138,28 @@ def smtp() -> Iterator[tuple[Mailbox, int]]:
         yield box, port
     finally:
         controller.stop()
+
+
+async def _dead_letter_topic(stack: Stack, n: int) -> list[dict[str, Any]]:
+    """The first ``n`` records of the deliveries' dead-letter topic."""
+    env = stack.env
+    consumer = AIOKafkaConsumer(
+        f"{env['TOCSIN_TOPIC_PREFIX']}actions.dead-letter",
+        bootstrap_servers=env["TOCSIN_KAFKA_BOOTSTRAP"],
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    try:
+        out: list[dict[str, Any]] = []
+        async with asyncio.timeout(30):
+            async for record in consumer:
+                out.append(json.loads(record.value or b"{}"))
+                if len(out) == n:
+                    return out
+    finally:
+        await consumer.stop()
+    return out
 
 
 def _webhook(url: str, secret: str) -> dict[str, Any]:
@@ -336,6 +360,9 @@ def test_retries_dead_letters_replay_redirect_and_gone(
         assert len(hooks.on("/dead")) == 3 and dead["dead"]["attempts"] == 3
         assert hooks.on("/target") == [], "a redirect is never followed"
         assert dead["redirect"]["last_status_code"] == 307
+        on_topic = asyncio.run(_dead_letter_topic(stack, 2))
+        assert {r["effect_id"] for r in on_topic} == {dead["dead"]["id"], dead["redirect"]["id"]}
+        assert all(r["attempt"] == 3 and r["kind"] == "WEBHOOK" and r["reason"] for r in on_topic)
 
         hooks.dead_recovers = True
         replay = c.post(f"/dead_letters/{dead['dead']['id']}:replay")
