@@ -12,8 +12,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from api.responses import json_response
+from app.domain.rate_limit import retry_after_header
 from app.domain.workflow import ActionType
-from app.errors import TocsinError
+from app.errors import RateLimited, TocsinError
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,8 @@ def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None
     Shared by the exception handlers below and the publish fast path (api/fastpath.py).
     """
     if isinstance(exc, TocsinError):
-        headers = {"Retry-After": "1"} if exc.retriable else None
+        wait = exc.retry_after if isinstance(exc, RateLimited) else 1.0
+        headers = {"Retry-After": retry_after_header(wait)} if exc.retriable else None
         return exc.http_status, error_body(exc.code, exc.message, exc.details), headers
     if isinstance(exc, ValidationError | RequestValidationError):
         return 422, error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), None

@@ -31,6 +31,7 @@ from api.routes import (
 from api.state import ApiState, record_token_use, tune_gc
 from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
+from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.partitioner import KeyPartitioner
 from app.settings import Settings, get_settings
@@ -104,6 +105,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             producer=producer,
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
+            publish_limits=RateLimiter(settings.publish_rate_per_second, settings.publish_burst),
         )
         state.tasks += [
             asyncio.create_task(_follow(state)),

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config_cache import TTLCache, announce_change
 from app.domain.principal import Principal
+from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.settings import Settings
 from app.store.models import AccessToken
@@ -39,6 +40,7 @@ class ApiState:
     principals: TTLCache[str, Principal]
     topics: TTLCache[tuple[str, str], TopicRef]
     federation: Federation
+    publish_limits: RateLimiter = field(default_factory=lambda: RateLimiter(1.0, 1))  # replaced at start
     changes_followed: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     used_tokens: set[str] = field(default_factory=set)

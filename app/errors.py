@@ -81,6 +81,18 @@ class UnsupportedMediaType(TocsinError):
     code = "VAL-003"
 
 
+class RateLimited(TocsinError):
+    """Too many requests for one limit (e.g. publishes of one service account to one topic)."""
+
+    http_status = 429
+    code = "RATE-001"
+    retriable = True
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message, details={"retry_after_seconds": round(retry_after, 3)})
+        self.retry_after = retry_after
+
+
 class Unavailable(TocsinError):
     """Broker or database unreachable; nothing was accepted, the caller may retry.
 

@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     api_port: int = 8080
     access_log: bool = True
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    # Publishes per service account and topic, per API replica (429 RATE-001 beyond, with Retry-After).
+    publish_rate_per_second: float = Field(default=1000.0, gt=0)
+    publish_burst: int = Field(default=2000, ge=1)
     produce_timeout_seconds: float = Field(default=4.0, gt=0, le=30)
     producer_linger_ms: int = Field(default=2, ge=0, le=100)
     auth_cache_seconds: float = Field(default=1.0, ge=0, le=60)

@@ -26,7 +26,7 @@ from app.domain import iam
 from app.domain.control import policy_type
 from app.domain.ids import new_id
 from app.domain.publish import PublishRequest, publish_record, state_key
-from app.errors import Conflict, InvalidInput, NotFound, Unavailable
+from app.errors import Conflict, InvalidInput, NotFound, RateLimited, Unavailable
 from app.store.workflows import find_topic
 from app.topics import IDEMPOTENCY, PUBLISH
 
@@ -68,6 +68,9 @@ async def accept_publish(
     )
     if ref.status != "ACTIVE":
         raise Conflict("workflow topic is not ACTIVE")
+    wait = state.publish_limits.take((principal.account_id, ref.id))
+    if wait:
+        raise RateLimited("too many publishes by this account to this topic; retry later", retry_after=wait)
     partition = payload.partition_key
     if partition is None and ref.policy != "BYPASS":
         raise InvalidInput(
