@@ -48,7 +48,7 @@ app = faust.App(
     consumer_auto_offset_reset="earliest",
     producer_acks=-1,
     producer_linger=max(settings.producer_linger_ms, WORKER_LINGER_MS) / 1000.0,
-    broker_commit_interval=1.0,
+    broker_commit_interval=settings.worker_commit_seconds,
     # A killed worker's partitions move to a survivor after this long, not Kafka's 45-60 s.
     broker_session_timeout=10.0,
     broker_heartbeat_interval=2.0,
