@@ -13,18 +13,21 @@ the operation in the OpenAPI document and serves it whenever this layer does not
 from __future__ import annotations
 
 import logging
+import time
 
 import orjson
 from fastapi import FastAPI
 from starlette.requests import ClientDisconnect
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from api.errors import UNEXPECTED, describe
 from api.routes.publish import accept_publish
 from api.state import ApiState
+from app import logfmt, metrics
 from app.domain.ids import new_id
 
 log = logging.getLogger(__name__)
+access_log = logging.getLogger("tocsin.access")
 
 _JSON = (b"content-type", b"application/json")
 
@@ -96,13 +99,67 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
     await send({"type": "http.response.body", "body": body})
 
 
+CLIENT_GONE = 499  # no response was sent: the client went away first (as nginx logs it)
+PUBLISH_ROUTE = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish"
+
+
 class TocsinAPI(FastAPI):
-    """FastAPI whose ``__call__`` serves the publish fast path first (installed by api/main.py)."""
+    """FastAPI whose ``__call__`` serves the publish fast path first (installed by api/main.py),
+    and counts and logs every HTTP request once, whichever path served it."""
+
+    log_requests = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (target := publish_target(scope)) is not None:
-            state: ApiState | None = getattr(self.state, "tocsin", None)
-            if state is not None:
-                await serve_publish(state, target[0], target[1], scope, receive, send)
-                return
-        await super().__call__(scope, receive, send)
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status_sent: list[int] = [CLIENT_GONE]
+        request_id: list[bytes] = [b""]
+
+        async def send_observed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_sent[0] = message["status"]
+                for name, value in message.get("headers", ()):
+                    if name == b"x-request-id":
+                        request_id[0] = value
+            await send(message)
+
+        route = None
+        try:
+            if (target := publish_target(scope)) is not None:
+                route = PUBLISH_ROUTE
+                state: ApiState | None = getattr(self.state, "tocsin", None)
+                if state is not None:
+                    await serve_publish(state, target[0], target[1], scope, receive, send_observed)
+                    return
+            await super().__call__(scope, receive, send_observed)
+        finally:
+            if route is None:
+                matched = scope.get("route")
+                route = getattr(matched, "path", None) or "unmatched"
+            seconds = time.perf_counter() - started
+            observe_request(scope, route, status_sent[0], seconds, request_id[0], self.log_requests)
+
+
+def observe_request(scope: Scope, route: str, status: int, seconds: float, request_id: bytes, log_it: bool) -> None:
+    """Count the request in the metrics and write its one structured log line."""
+    method = scope["method"]
+    metrics.HTTP_REQUESTS.labels(method, route, status).inc()
+    metrics.HTTP_SECONDS.labels(method, route).observe(seconds)
+    if route == PUBLISH_ROUTE:
+        metrics.PUBLISHES.labels("accepted" if status == 202 else "refused", status).inc()
+    if log_it and access_log.isEnabledFor(logging.INFO):
+        client = scope.get("client")
+        access_log.info(
+            logfmt.line(
+                "request",
+                method=method,
+                path=scope["path"],  # the query string is left out: it is the caller's input
+                route=route,
+                status=status,
+                ms=round(seconds * 1000, 2),
+                request_id=request_id.decode("latin-1"),
+                client=client[0] if client else None,
+            )
+        )

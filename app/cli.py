@@ -32,9 +32,26 @@ def cmd_api(settings: Settings) -> None:
         port=settings.api_port,
         loop="uvloop",
         http="httptools",
-        access_log=settings.access_log,
+        access_log=False,  # api/fastpath.py writes one structured line per request instead (TOCSIN_ACCESS_LOG)
+        log_config=_api_log_config(),
         log_level="info",
     )
+
+
+def _api_log_config() -> dict[str, object]:
+    """uvicorn's logging plus a root handler, so the API's own INFO lines (requests, discovery,
+    JWKS) reach stderr with a timestamp."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = json.loads(json.dumps(LOGGING_CONFIG))
+    config["formatters"]["plain"] = {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    config["handlers"]["plain"] = {
+        "formatter": "plain",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stderr",
+    }
+    config["root"] = {"handlers": ["plain"], "level": "INFO"}
+    return dict(config)
 
 
 def cmd_worker(_settings: Settings) -> None:

@@ -52,7 +52,11 @@ app = faust.App(
     # A killed worker's partitions move to a survivor after this long, not Kafka's 45-60 s.
     broker_session_timeout=10.0,
     broker_heartbeat_interval=2.0,
-    web_enabled=False,
+    # /healthz, /readyz and /metrics (streams/ops.py) on the worker's own port.
+    web_enabled=settings.worker_port > 0,
+    web_bind=settings.worker_host,
+    web_host=settings.worker_host,
+    web_port=settings.worker_port or 6066,
     autodiscover=False,
     producer_partitioner=KeyPartitioner(),
     cython_optimizations=True,  # our topics are raw bytes, so the reused-event fast path decodes nothing

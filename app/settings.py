@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     # How often the worker commits consumer offsets: a restart re-reads at most this much (deduplicated).
     worker_commit_seconds: float = Field(default=1.0, gt=0, le=300)
     worker_fetch_wait_ms: int = Field(default=100, ge=10, le=5000)
+    # The worker's own HTTP port: /healthz, /readyz and /metrics (0 turns it off).
+    worker_host: str = "127.0.0.1"
+    worker_port: int = Field(default=6066, ge=0, le=65535)
+    # One INFO line per event-control decision (ids, key, decision; never the body).
+    decision_log: bool = True
     control_batch_size: int = Field(default=500, ge=1, le=10_000)
     control_batch_seconds: float = Field(default=0.02, gt=0, le=5)
     control_tick_seconds: float = Field(default=1.0, gt=0, le=3600)

@@ -19,6 +19,7 @@ import random
 import time
 from typing import Any
 
+from app import metrics
 from app.domain.webhooks import Outcome, Verdict, classify, delay_levels, level_for
 from app.executors.base import Attempt, Executor
 from app.faust_app import action_topics, app, raw_topic, settings
@@ -140,6 +141,12 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
+    for verdict, n in counts.items():
+        metrics.DELIVERIES.labels(executor.kind, verdict).inc(n)
+    if counts.get(Verdict.RETRY):
+        metrics.RETRIES.labels(executor.kind).inc(counts[Verdict.RETRY])
+    if counts.get(Verdict.DEAD):
+        metrics.DEAD_LETTERS.labels(f"deliveries:{executor.kind}").inc(counts[Verdict.DEAD])
     oldest = min(int(r.item["accepted_ms"]) for r in results)
     log.info(
         "deliveries kind=%s batch=%d %s waited_ms=%d check_ms=%.0f attempts_ms=%.0f produce_ms=%.0f store_ms=%.0f",

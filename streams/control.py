@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app import logfmt, metrics
 from app.domain.control import (
     ControlDecision,
     ControlEvent,
@@ -289,6 +290,7 @@ async def process_batch(events: list[Any]) -> None:
 async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox, event: Any) -> dict[str, Any]:
     """Run the workflow stage for one decided record and queue what it asks to send; its trace."""
     outputs = run_workflows(record, cfg)
+    observe_decision(record, len(outputs.actions) + len(outputs.deliveries))
     for action in outputs.actions:
         outbox.add(incident_actions_topic, partition, action)
     for kind, item in outputs.deliveries:
@@ -297,6 +299,34 @@ async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox
     for reason in outputs.dead_letters:
         await send_dead_letter("workflow", event, reason)
     return outputs.trace
+
+
+_decision_counts: dict[tuple[str, str], Any] = {}
+
+
+def observe_decision(record: dict[str, Any], actions: int) -> None:
+    """Count the decision and write its one structured line (ids and outcome, never the body)."""
+    control = record["control"]
+    label = (control["policy"], control["decision"])
+    counter = _decision_counts.get(label)
+    if counter is None:
+        counter = _decision_counts[label] = metrics.DECISIONS.labels(*label)
+    counter.inc()
+    if settings.decision_log and log.isEnabledFor(logging.INFO):
+        log.info(
+            logfmt.line(
+                "decision",
+                event_id=record["id"],
+                org=record["organization_id"],
+                topic=record["topic_id"],
+                status=record["status"],
+                partition_key=(record.get("event_control") or {}).get("partition_key"),
+                policy=control["policy"],
+                decision=control["decision"],
+                reason=control.get("reason"),
+                actions=actions,
+            )
+        )
 
 
 def _mirror(key: bytes, stored: StoredControl, record: dict[str, Any]) -> dict[str, Any]:

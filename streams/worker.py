@@ -9,7 +9,7 @@ from pathlib import Path
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
 from app.topics import ensure_topics
-from streams import actions, control, idempotency, sinks
+from streams import actions, control, idempotency, ops, sinks
 from streams.resources import resources
 from streams.retry import RetryScheduler
 
@@ -23,6 +23,7 @@ AGENTS = (
     actions.webhook_deliveries,
 )
 TIMERS = (control.auto_resolve_ticks,)
+PAGES = (ops.healthz, ops.readyz, ops.prometheus_metrics)
 log = logging.getLogger(__name__)
 
 

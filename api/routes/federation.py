@@ -14,6 +14,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.guard import ensure_can_act_as
 from api.pages import Page, page
 from api.responses import json_response
+from app import metrics
 from app.domain.federation import InvalidCredential, compile_condition, validate_subject_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -258,14 +259,17 @@ async def token_exchange(credential_id: str, request: Request, state: StateDep) 
         form = await _read_form(request)
         result = await state.federation.exchange(credential_id, form, request.client.host if request.client else "?")
     except ExchangeFailure as failure:
+        metrics.EXCHANGES.labels(failure.error).inc()
         return _oauth_error(failure.status, failure.error, failure.description)
     except RateLimited as limited:
+        metrics.EXCHANGES.labels("temporarily_unavailable").inc()
         return _oauth_error(
             429,
             "temporarily_unavailable",
             "too many token exchanges; retry later",
             {"Retry-After": retry_after_header(limited.retry_after)},
         )
+    metrics.EXCHANGES.labels("issued").inc()
     return json_response(result, 200, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from sqlalchemy import text
+from fastapi.responses import PlainTextResponse
 
 from api.deps import get_state
 from api.responses import json_response
+from app import metrics
+from app.health import OK, broker_check, database_check
 
 router = APIRouter(tags=["health"])
 
@@ -18,18 +21,25 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
+@router.get(
+    "/metrics",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {metrics.CONTENT_TYPE: {"schema": {"type": "string"}}}}},
+)
+async def prometheus_metrics() -> Response:
+    """Prometheus metrics of this API replica (requests, publishes, token exchanges)."""
+    return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
+
+
 @router.get("/readyz", response_model=None)
 async def readyz(request: Request) -> Response | dict[str, Any]:
-    """Ready when the database answers and the producer knows the broker."""
+    """Ready when the database and a broker answer now and the config-changes topic is followed."""
     state = get_state(request)
-    checks: dict[str, str] = {}
-    try:
-        async with state.engine.connect() as conn:
-            await conn.execute(text("select 1"))
-        checks["database"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - readiness reports any failure as a check result
-        checks["database"] = f"unavailable: {type(exc).__name__}"
-    checks["broker"] = "ok" if state.producer.client.cluster.brokers() else "unavailable"
-    checks["config_changes"] = "ok" if state.changes_followed.is_set() else "not yet following"
-    ok = all(v == "ok" for v in checks.values())
+    database, broker = await asyncio.gather(database_check(state.engine), broker_check(state.producer.client))
+    checks = {
+        "database": database,
+        "broker": broker,
+        "config_changes": OK if state.changes_followed.is_set() else "not yet following",
+    }
+    ok = all(v == OK for v in checks.values())
     return json_response({"status": "ready" if ok else "not ready", "checks": checks}, 200 if ok else 503)

@@ -68,6 +68,7 @@ class Stack:
         self.api: subprocess.Popen[bytes] | None = None
         self.workers: list[subprocess.Popen[bytes]] = []
         self.worker_logs: list[Path] = []
+        self.worker_urls: list[str] = []  # each worker's /healthz, /readyz and /metrics
         self.credentials: dict[str, str] = {}
 
     @property
@@ -117,8 +118,11 @@ class Stack:
     def start_worker(self, data_dir: Path | None = None) -> subprocess.Popen[bytes]:
         """Start a worker (in the stack's consumer group) keeping its tables in ``data_dir``."""
         log = self.var_dir / f"worker-{len(self.workers) + 1}.log"
-        proc = self._spawn("worker", log, {"TOCSIN_WORKER_DATA_DIR": str(data_dir or self.worker_data_dir())})
+        port = free_port()
+        env = {"TOCSIN_WORKER_DATA_DIR": str(data_dir or self.worker_data_dir()), "TOCSIN_WORKER_PORT": str(port)}
+        proc = self._spawn("worker", log, env)
         self.workers.append(proc)
+        self.worker_urls.append(f"http://127.0.0.1:{port}")
         self.worker_logs.append(log)
         return proc
 

@@ -1,0 +1,26 @@
+"""One structured log line: ``event key=value key="quoted value"`` (logfmt).
+
+Callers pass only what is safe at INFO: ids, names, codes, counts, timings — never a token,
+a secret or an event body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/@+")
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "-"
+    text = value if isinstance(value, str) else str(value)
+    if text and all(c in _PLAIN for c in text):
+        return text
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def line(event: str, **fields: Any) -> str:
+    """``event`` followed by the fields in order, each value quoted when it needs to be."""
+    return " ".join([event, *(f"{key}={_value(value)}" for key, value in fields.items())])

@@ -1,0 +1,78 @@
+"""Prometheus metrics of the API and the worker (each process exposes its own registry).
+
+The API serves them at ``GET /metrics``; the worker on its own port (``TOCSIN_WORKER_PORT``,
+``GET /metrics`` there too). Label values come from closed sets (outcome, decision, kind,
+error code, route template), never from caller input, so the series count stays bounded.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+# API
+HTTP_REQUESTS = Counter(
+    "tocsin_http_requests",
+    "HTTP requests answered, by route template and status",
+    ["method", "route", "status"],
+    registry=REGISTRY,
+)
+HTTP_SECONDS = Histogram(
+    "tocsin_http_request_seconds",
+    "Time to answer an HTTP request",
+    ["method", "route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+    registry=REGISTRY,
+)
+PUBLISHES = Counter(
+    "tocsin_publishes",
+    "Publish requests: accepted (202, stored by the broker) or refused (with the HTTP status)",
+    ["outcome", "status"],
+    registry=REGISTRY,
+)
+EXCHANGES = Counter(
+    "tocsin_token_exchanges",
+    "Token exchanges by outcome (issued, or the RFC 6749 error)",
+    ["outcome"],
+    registry=REGISTRY,
+)
+
+# worker
+DECISIONS = Counter(
+    "tocsin_decisions",
+    "Event-control decisions by policy and decision",
+    ["policy", "decision"],
+    registry=REGISTRY,
+)
+DELIVERIES = Counter(
+    "tocsin_action_deliveries",
+    "Push, e-mail and webhook delivery attempts by kind and verdict",
+    ["kind", "verdict"],
+    registry=REGISTRY,
+)
+RETRIES = Counter(
+    "tocsin_action_retries",
+    "Delivery attempts scheduled for a retry, by kind",
+    ["kind"],
+    registry=REGISTRY,
+)
+DEAD_LETTERS = Counter(
+    "tocsin_dead_letters",
+    "Records sent to a dead-letter topic, by stage",
+    ["stage"],
+    registry=REGISTRY,
+)
+CONSUMER_LAG = Gauge(
+    "tocsin_consumer_lag",
+    "Records not yet read by this worker, per topic partition it is assigned",
+    ["topic", "partition"],
+    registry=REGISTRY,
+)
+
+
+def exposition() -> bytes:
+    """The registry in the Prometheus text format."""
+    return generate_latest(REGISTRY)

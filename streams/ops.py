@@ -1,0 +1,69 @@
+"""The worker's operations endpoints on its own port (Faust's web server): ``/healthz``,
+``/readyz`` and ``/metrics``, and the consumer-lag gauge behind the metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from app import metrics
+from app.faust_app import app
+from app.health import OK, broker_check, database_check
+from streams.resources import resources
+
+log = logging.getLogger(__name__)
+# Faust's internals used below (recovery, the aiokafka producer, read offsets) are not in its type stubs.
+_faust: Any = app
+
+
+def tables_check() -> str:
+    """``ok`` once the first assignment is done and no table is recovering from its changelog."""
+    if app.rebalancing:
+        return "rebalancing"
+    if app.in_recovery or not _faust.tables.recovery.completed.is_set():
+        return "recovering tables"
+    return OK
+
+
+def _json(web: Any, body: dict[str, Any], status: int) -> Any:
+    return web.json(body, status=status)
+
+
+@app.page("/healthz")
+async def healthz(web: Any, request: Any) -> Any:
+    return _json(web, {"status": "ok"}, 200)
+
+
+@app.page("/readyz")
+async def readyz(web: Any, request: Any) -> Any:
+    """Ready when the database and a broker answer and the tables have recovered."""
+    database, broker = await asyncio.gather(
+        database_check(resources().engine), broker_check(_faust.producer._ensure_producer().client)
+    )
+    checks = {"database": database, "broker": broker, "tables": tables_check()}
+    ok = all(v == OK for v in checks.values())
+    return _json(web, {"status": "ready" if ok else "not ready", "checks": checks}, 200 if ok else 503)
+
+
+@app.page("/metrics")
+async def prometheus_metrics(web: Any, request: Any) -> Any:
+    update_lag()
+    return web.bytes(metrics.exposition(), content_type=metrics.CONTENT_TYPE)
+
+
+def update_lag() -> None:
+    """Records on each assigned partition that this worker has not read yet (high watermark minus next read)."""
+    consumer = _faust.consumer
+    metrics.CONSUMER_LAG.clear()
+    for tp in consumer.assignment():
+        try:
+            highwater = consumer.highwater(tp)
+        except Exception as exc:  # noqa: BLE001 - a partition revoked meanwhile has no watermark
+            log.debug("no high watermark for %s: %s", tp, exc)
+            continue
+        if highwater is None:
+            continue
+        read = consumer._read_offset.get(tp)  # the last offset handed to an agent, None before the first
+        behind = highwater - (read + 1 if read is not None else 0)
+        metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(max(behind, 0))
