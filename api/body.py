@@ -6,9 +6,11 @@ route and the publish fast path (api/fastpath.py) share them.
 
 from __future__ import annotations
 
+import orjson
 from starlette.requests import ClientDisconnect
-from starlette.types import Receive
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.errors import error_body
 from app.errors import BodyTooLarge, UnsupportedMediaType
 
 
@@ -45,3 +47,49 @@ async def receive_body(receive: Receive, limit: int) -> bytes:
             chunks.append(chunk)
             return b"".join(chunks)
         chunks.append(chunk)
+
+
+class BodyLimitMiddleware:
+    """At most ``max_bytes`` of request body on every route FastAPI serves (413 VAL-002).
+
+    A declared ``Content-Length`` over the limit is refused before the route runs; a body
+    without one (chunked) is counted as the route reads it, and reading past the limit raises
+    :class:`BodyTooLarge` there (api/errors.py answers 413). The publish fast path checks
+    the same limit itself (:func:`receive_body`).
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_bytes
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if not value.isdigit() or int(value) > limit:
+                    await _refuse(send, limit)
+                    return
+                await self.app(scope, receive, send)  # the server reads no more than declared
+                return
+        size = 0
+
+        async def limited() -> Message:
+            nonlocal size
+            message = await receive()
+            if message["type"] == "http.request":
+                size += len(message.get("body", b""))
+                if size > limit:
+                    raise BodyTooLarge(f"body larger than {limit} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+async def _refuse(send: Send, limit: int) -> None:
+    body = orjson.dumps(error_body(BodyTooLarge.code, f"body larger than {limit} bytes"))
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": BodyTooLarge.http_status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
@@ -59,10 +60,22 @@ def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None
         return exc.http_status, error_body(exc.code, exc.message, exc.details), headers
     if isinstance(exc, ValidationError | RequestValidationError):
         return 422, error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), None
+    if database_unavailable(exc):
+        log.warning("database unavailable: %s", type(exc).__name__)
+        body = error_body("SYS-001", "the database is unavailable; nothing was changed, retry later")
+        return 503, body, {"Retry-After": "1"}
     return None
 
 
+def database_unavailable(exc: BaseException) -> bool:
+    """The database could not be reached or dropped the connection (the transaction did not commit)."""
+    if isinstance(exc, OperationalError | InterfaceError | ConnectionError):
+        return True
+    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+
+
 UNEXPECTED = error_body("SYS-000", "internal error")
+NESTED_TOO_DEEP = {"fields": [{"field": "", "message": "JSON nested too deeply", "type": "json_invalid"}]}
 
 
 def _described(exc: Exception) -> Response:
@@ -87,6 +100,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400 and isinstance(exc.__cause__, TocsinError):
+            # FastAPI turns any error while it reads the body into a 400; keep ours (413 VAL-002)
+            return _described(exc.__cause__)
+        if exc.status_code == 400 and isinstance(exc.__cause__, RecursionError):
+            # FastAPI parses JSON with the standard library, which gives up on very deep nesting
+            return json_response(error_body("VAL-001", "request validation failed", NESTED_TOO_DEEP), 422)
         code = _HTTP_CODES.get(exc.status_code, f"HTTP-{exc.status_code}")
         return json_response(error_body(code, str(exc.detail)), exc.status_code, headers=exc.headers)
 
@@ -95,6 +114,14 @@ def install(app: FastAPI) -> None:
         # the client closed the connection before sending its whole request: nobody gets this answer
         log.debug("client disconnected during %s %s", request.method, request.url.path)
         return Response(status_code=400)
+
+    async def _database(request: Request, exc: Exception) -> Response:
+        if database_unavailable(exc):
+            return _described(exc)
+        return await _unexpected(request, exc)
+
+    for database_error in (OperationalError, InterfaceError, DBAPIError, ConnectionError):
+        app.add_exception_handler(database_error, _database)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> Response:

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
+from api.body import BodyLimitMiddleware
 from api.fastpath import TocsinAPI
 from api.routes import (
     accounts,
@@ -147,5 +148,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ):
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # 413 VAL-002, chunked too
     app.add_middleware(RequestIdMiddleware)
     return app

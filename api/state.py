@@ -7,6 +7,7 @@ import gc
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 
 from aiokafka import AIOKafkaProducer
 from sqlalchemy import update
@@ -14,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config_cache import TTLCache, announce_change
+from app.domain.limits import ConfigLimits, PublishLimits
 from app.domain.principal import Principal
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
@@ -44,6 +46,30 @@ class ApiState:
     changes_followed: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     used_tokens: set[str] = field(default_factory=set)
+
+    @cached_property
+    def input_limits(self) -> PublishLimits:
+        s = self.settings
+        return PublishLimits(
+            data_bytes=s.max_publish_data_bytes,
+            data_depth=s.max_publish_data_depth,
+            string_chars=s.max_publish_string_chars,
+            array_items=s.max_publish_array_items,
+            metrics=s.max_publish_metrics,
+        )
+
+    @cached_property
+    def config_limits(self) -> ConfigLimits:
+        s = self.settings
+        return ConfigLimits(
+            workflow_actions=s.max_workflow_actions,
+            filter_conditions=s.max_filter_conditions,
+            filter_values=s.max_filter_values,
+            bindings_per_subject=s.max_bindings_per_subject,
+            bindings_per_organization=s.max_bindings_per_organization,
+            workflows_per_organization=s.max_workflows_per_organization,
+            workflows_per_topic=s.max_workflows_per_topic,
+        )
 
     def invalidate(self, org_id: str) -> None:
         self.topics.invalidate_org(org_id)

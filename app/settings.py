@@ -28,6 +28,19 @@ class Settings(BaseSettings):
     api_port: int = 8080
     access_log: bool = True
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
+    # Input limits (422 VAL-001 with the failing field in details; see app/domain/limits.py).
+    max_publish_data_bytes: int = Field(default=64 * 1024, ge=2, le=16 * 1024 * 1024)
+    max_publish_data_depth: int = Field(default=32, ge=1, le=150)  # below the JSON parser's own 200
+    max_publish_string_chars: int = Field(default=16_384, ge=1, le=1024 * 1024)
+    max_publish_array_items: int = Field(default=1000, ge=1, le=10_000)
+    max_publish_metrics: int = Field(default=100, ge=1, le=1000)
+    max_workflow_actions: int = Field(default=20, ge=1, le=100)
+    max_filter_conditions: int = Field(default=100, ge=1, le=100)
+    max_filter_values: int = Field(default=1000, ge=1, le=1000)
+    max_bindings_per_subject: int = Field(default=200, ge=1, le=10_000)
+    max_bindings_per_organization: int = Field(default=10_000, ge=1)
+    max_workflows_per_organization: int = Field(default=1000, ge=1)
+    max_workflows_per_topic: int = Field(default=100, ge=1)
     # Publishes per service account and topic, per API replica (429 RATE-001 beyond, with Retry-After).
     publish_rate_per_second: float = Field(default=1000.0, gt=0)
     publish_burst: int = Field(default=2000, ge=1)

@@ -12,12 +12,13 @@ from sqlalchemy import delete, select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.guard import ensure_can_grant
+from api.limits import limits_exceeded
 from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import InvalidInput, NotFound
 from app.store import audit
-from app.store.accounts import load_principal, org_roles
+from app.store.accounts import count_bindings, load_principal, org_roles
 from app.store.models import Account, Group, Incident, IncidentMember, RoleBinding
 from app.store.workflows import find_in_org
 
@@ -31,9 +32,12 @@ class ResourceBinding(BaseModel):
     role_id: str = Field(min_length=1, max_length=40)
 
 
+MAX_BINDINGS = 10_000  # hard ceiling; TOCSIN_MAX_BINDINGS_PER_SUBJECT (200 by default) tightens it
+
+
 class ResourceBindings(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    bindings: list[ResourceBinding] = Field(max_length=200)
+    bindings: list[ResourceBinding] = Field(max_length=MAX_BINDINGS)
 
 
 class IncidentBinding(BaseModel):
@@ -45,7 +49,7 @@ class IncidentBinding(BaseModel):
 
 class IncidentBindings(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    bindings: list[IncidentBinding] = Field(max_length=200)
+    bindings: list[IncidentBinding] = Field(max_length=MAX_BINDINGS)
 
 
 SUBJECTS = {"users": "user_account", "groups": "group", "service_accounts": "service_account"}
@@ -101,6 +105,21 @@ def _subject_router(collection: str) -> None:
         principal: Annotated[Principal, Depends(require(f"{PERM}:update", name))],
     ) -> dict[str, Any]:
         kind = await _subject(session, org_id, collection, subject_id)
+        limits = state.config_limits
+        wanted = len({(b.resource, b.role_id) for b in body.bindings})
+        if wanted > limits.bindings_per_subject:
+            raise limits_exceeded([("bindings", f"at most {limits.bindings_per_subject} bindings per subject")])
+        others = await count_bindings(session, org_id, excluding_subject=(kind, subject_id))
+        if others + wanted > limits.bindings_per_organization:
+            raise limits_exceeded(
+                [
+                    (
+                        "bindings",
+                        f"the organization would have {others + wanted} bindings, more than the "
+                        f"{limits.bindings_per_organization} allowed",
+                    )
+                ]
+            )
         roles = await org_roles(session, org_id)
         before = await _resource_bindings(session, kind, subject_id)
         existing = {(b["resource"], b["role_id"]) for b in before["bindings"]}
@@ -182,6 +201,10 @@ async def put_incident_bindings(
     principal: Annotated[Principal, Depends(require(f"{PERM}:update", "incidents/{incident_id}"))],
 ) -> dict[str, Any]:
     await _incident(session, org_id, incident_id)
+    if len(body.bindings) > state.config_limits.bindings_per_subject:
+        raise limits_exceeded(
+            [("bindings", f"at most {state.config_limits.bindings_per_subject} bindings per incident")]
+        )
     roles = await org_roles(session, org_id)
     resource = iam.resource_name(org_id, "incidents", incident_id)
     users = {u for b in body.bindings for u in b.user_ids}

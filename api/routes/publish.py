@@ -19,12 +19,14 @@ from starlette.types import Receive
 
 from api.body import check_json_headers, receive_body
 from api.deps import authenticate, authorize, get_state, permission_extra
+from api.limits import limits_exceeded
 from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app import records
 from app.domain import iam
 from app.domain.control import policy_type
 from app.domain.ids import new_id
+from app.domain.limits import publish_violations
 from app.domain.publish import PublishRequest, publish_record, state_key
 from app.errors import Conflict, InvalidInput, NotFound, RateLimited, Unavailable
 from app.store.workflows import find_topic
@@ -62,7 +64,10 @@ async def accept_publish(
     authorize(principal, org_id, PERMISSION, iam.resource_name(org_id, "workflow_topics", topic))
     limit = state.settings.max_body_bytes
     check_json_headers(content_type, content_length, limit)
-    payload = PublishRequest.model_validate_json(await receive_body(receive, limit))
+    body = await receive_body(receive, limit)
+    payload = PublishRequest.model_validate_json(body)
+    if violations := publish_violations(payload, body, state.input_limits):
+        raise limits_exceeded(violations)
     ref = state.topics.get((org_id, topic)) or await state.topics.get_or_load(
         (org_id, topic), lambda: _load_topic(state, org_id, topic)
     )

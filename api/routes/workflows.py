@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.limits import limits_exceeded
 from api.pages import Page, page
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
@@ -19,9 +20,11 @@ from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
-from app.store.workflows import find_in_org, find_receivable_topic, find_topic, list_in_org
+from app.store.workflows import count_workflows, find_in_org, find_receivable_topic, find_topic, list_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflows", tags=["workflows"])
+
+MAX_ACTIONS = 100  # hard ceiling; TOCSIN_MAX_WORKFLOW_ACTIONS (20 by default) tightens it
 
 
 class WorkflowIn(BaseModel):
@@ -33,7 +36,7 @@ class WorkflowIn(BaseModel):
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
     filter: dict[str, Any] | None = None
     sites: list[str] | None = Field(default=None, max_length=1000)
-    actions: list[Action] = Field(min_length=1, max_length=20)
+    actions: list[Action] = Field(min_length=1, max_length=MAX_ACTIONS)
 
 
 class WorkflowPatch(BaseModel):
@@ -44,7 +47,7 @@ class WorkflowPatch(BaseModel):
     status: Literal["ACTIVE", "INACTIVE"] | None = None
     filter: dict[str, Any] | None = None
     sites: list[str] | None = Field(default=None, max_length=1000)
-    actions: list[Action] | None = Field(default=None, min_length=1, max_length=20)
+    actions: list[Action] | None = Field(default=None, min_length=1, max_length=MAX_ACTIONS)
 
 
 def _invalid(field: str, message: str) -> InvalidInput:
@@ -86,8 +89,13 @@ async def _checked(
         topic = await find_receivable_topic(session, org_id, owner, body.topic)
     if topic is None:
         raise _invalid("topic", "not found")
+    limits = state.config_limits
+    if len(body.actions) > limits.workflow_actions:
+        raise limits_exceeded([("actions", f"at most {limits.workflow_actions} actions")])
     fields = list(topic.spec.get("fields") or [])
-    errors = validate_filter(body.filter, fields)
+    errors = validate_filter(
+        body.filter, fields, max_conditions=limits.filter_conditions, max_list_values=limits.filter_values
+    )
     if errors:
         raise InvalidInput(
             "the filter does not fit the topic's fields",
@@ -108,6 +116,24 @@ async def _checked(
             stored["secret"] = _secret(index, action, previous)
         actions.append(stored)
     return topic, actions
+
+
+async def _check_counts(
+    session: SessionDep, state: StateDep, org_id: str, topic_id: str, moving: str | None = None
+) -> None:
+    """One more workflow for the organization (none when ``moving`` one to another topic) and the topic.
+
+    422 VAL-001 when either is at its limit. Two concurrent creates may both pass: the limits
+    bound growth, they are not exact quotas.
+    """
+    limits = state.config_limits
+    if moving is None:
+        count = await count_workflows(session, organization_id=org_id)
+        if count >= limits.workflows_per_organization:
+            raise limits_exceeded([("", f"the organization has {count} workflows, the most allowed; delete one first")])
+    count = await count_workflows(session, topic_id=topic_id, excluding=moving or "")
+    if count >= limits.workflows_per_topic:
+        raise limits_exceeded([("topic", f"{count} workflows already run on this topic, the most allowed")])
 
 
 def _secret(index: int, action: SendWebhook, previous: list[dict[str, Any]] | None) -> str:
@@ -133,6 +159,7 @@ async def create_workflow(
     principal: Annotated[Principal, Depends(require("organization.workflow:create"))],
 ) -> dict[str, Any]:
     topic, actions = await _checked(session, state, org_id, body)
+    await _check_counts(session, state, org_id, topic.id)
     wf = Workflow(
         id=new_id("wfl"),
         organization_id=org_id,
@@ -184,6 +211,8 @@ async def update_workflow(
         }
     )
     topic, actions = await _checked(session, state, org_id, merged, previous=list(wf.actions))
+    if topic.id != wf.topic_id:
+        await _check_counts(session, state, org_id, topic.id, moving=wf.id)
     wf.name, wf.topic_id, wf.mode, wf.status = merged.name, topic.id, merged.mode, merged.status
     wf.filter, wf.sites, wf.actions = merged.filter, merged.sites or None, actions
     await session.execute(delete(DisabledEndpoint).where(DisabledEndpoint.workflow_id == wf.id))

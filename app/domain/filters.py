@@ -145,8 +145,10 @@ def _scalar_problem(value: Any, kinds: frozenset[str]) -> str | None:
 
 
 class _Validator:
-    def __init__(self, fields: dict[str, _Field]) -> None:
+    def __init__(self, fields: dict[str, _Field], max_leaves: int, max_values: int) -> None:
         self.fields = fields
+        self.max_leaves = max_leaves
+        self.max_values = max_values
         self.errors: Errors = []
         self.leaves = 0
         self.nodes = 0
@@ -185,8 +187,8 @@ class _Validator:
             self.node(child, child_path, depth + 1)
         elif not isinstance(child, list) or not child:
             self.error(child_path, f"{key} needs a non-empty list of conditions")
-        elif len(child) > MAX_LEAVES:
-            self.error(child_path, f"at most {MAX_LEAVES} elements")
+        elif len(child) > self.max_leaves:
+            self.error(child_path, f"at most {self.max_leaves} elements")
         else:
             for i, element in enumerate(child):
                 self.node(element, f"{child_path}.{i}", depth + 1)
@@ -244,8 +246,8 @@ class _Validator:
             if not any(problem for _, problem in problems) and value[0] > value[1]:
                 self.error(path, "BETWEEN [lo, hi] needs lo <= hi")
         elif operator in ("IN", "NOT IN"):
-            if not isinstance(value, list) or not 1 <= len(value) <= MAX_LIST_VALUES:
-                self.error(path, f"{operator} needs a list of 1 to {MAX_LIST_VALUES} values")
+            if not isinstance(value, list) or not 1 <= len(value) <= self.max_values:
+                self.error(path, f"{operator} needs a list of 1 to {self.max_values} values")
                 return
             for i, element in enumerate(value):
                 if problem := _scalar_problem(element, kinds):
@@ -255,17 +257,26 @@ class _Validator:
             self.error(path, problem)
 
 
-def validate_filter(filter: Any, fields: Sequence[Mapping[str, Any]]) -> Errors:
+def validate_filter(
+    filter: Any,
+    fields: Sequence[Mapping[str, Any]],
+    *,
+    max_conditions: int = MAX_LEAVES,
+    max_list_values: int = MAX_LIST_VALUES,
+) -> Errors:
     """Check a workflow filter against its topic's ``fields``; ``[(json path, message)]``, empty if valid.
 
     Paths start at ``filter`` (``filter.all.1.any.0.value``), as the API reports field errors.
+    ``max_conditions`` and ``max_list_values`` (a deployment's settings) can only tighten
+    :data:`MAX_LEAVES` and :data:`MAX_LIST_VALUES`.
     """
     if filter is None:
         return []
-    validator = _Validator(_index(fields))
+    max_leaves = min(max_conditions, MAX_LEAVES)
+    validator = _Validator(_index(fields), max_leaves, min(max_list_values, MAX_LIST_VALUES))
     validator.node(filter, "filter", 1)
-    if validator.leaves > MAX_LEAVES:
-        validator.errors.insert(0, ("filter", f"at most {MAX_LEAVES} conditions, not {validator.leaves}"))
+    if validator.leaves > max_leaves:
+        validator.errors.insert(0, ("filter", f"at most {max_leaves} conditions, not {validator.leaves}"))
     return validator.errors
 
 

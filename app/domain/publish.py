@@ -4,13 +4,19 @@ ingress writes to Kafka for the agents."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.domain.notification import NotificationObject
 
 MAX_KEY_CHARS = 256
+# Hard ceilings; a deployment tightens them with TOCSIN_MAX_PUBLISH_* (app/domain/limits.py).
+MAX_ARRAY_ITEMS = 10_000
+MAX_METRICS = 1000
+MAX_ITEM_CHARS = 1024  # one SET member (``areas``) or target organization id
+
+Item = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
 
 
 class PublishStatus(StrEnum):
@@ -32,19 +38,21 @@ class EventInfo(_Strict):
 
 class Attributes(_Strict):
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
-    target_organization_ids: list[str] | None = Field(default=None, max_length=1000)
+    target_organization_ids: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
 
 
 class EventControl(_Strict):
     partition_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
-    metrics: dict[str, float] | None = Field(default=None, max_length=100)
-    areas: list[str] | None = Field(default=None, max_length=1000)
+    metrics: dict[str, float] | None = Field(default=None, max_length=MAX_METRICS)
+    areas: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
 
     @field_validator("metrics")
     @classmethod
     def _finite(cls, value: dict[str, float] | None) -> dict[str, float] | None:
         if value is not None:
             for name, number in value.items():
+                if len(name) > MAX_KEY_CHARS:
+                    raise ValueError(f"metric names have at most {MAX_KEY_CHARS} characters")
                 if number != number or number in (float("inf"), float("-inf")):
                     raise ValueError(f"metric {name!r} must be a finite number")
         return value

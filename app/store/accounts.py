@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain import iam
@@ -25,6 +25,18 @@ from app.store.models import (
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+async def count_bindings(session: AsyncSession, org_id: str, *, excluding_subject: tuple[str, str]) -> int:
+    """The organization's resource bindings, but those of one ``(subject_kind, subject_id)``."""
+    kind, subject_id = excluding_subject
+    query = (
+        select(func.count())
+        .select_from(RoleBinding)
+        .where(RoleBinding.organization_id == org_id)
+        .where((RoleBinding.subject_kind != kind) | (RoleBinding.subject_id != subject_id))
+    )
+    return int(await session.scalar(query) or 0)
 
 
 @dataclass(frozen=True, slots=True)

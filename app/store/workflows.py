@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.filters import CompiledFilter, InvalidFilter, compile_filter
@@ -32,6 +32,18 @@ async def find_in_org(session: AsyncSession, model: type[Any], org_id: str, obj_
     if row is None or row.organization_id != org_id:
         return None
     return row
+
+
+async def count_workflows(
+    session: AsyncSession, *, organization_id: str | None = None, topic_id: str | None = None, excluding: str = ""
+) -> int:
+    """How many workflows an organization has, or run on a topic (any organization's), but ``excluding``."""
+    query = select(func.count()).select_from(Workflow).where(Workflow.id != excluding)
+    if organization_id is not None:
+        query = query.where(Workflow.organization_id == organization_id)
+    if topic_id is not None:
+        query = query.where(Workflow.topic_id == topic_id)
+    return int(await session.scalar(query) or 0)
 
 
 async def list_in_org(
