@@ -36,6 +36,7 @@ from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.partitioner import KeyPartitioner
 from app.settings import Settings, get_settings
+from app.store import retention
 from app.store.db import create_engine, sessionmaker
 from app.topics import ensure_topics
 
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             asyncio.create_task(_follow(state)),
             asyncio.create_task(record_token_use(state)),
             asyncio.create_task(state.federation.run_flusher()),
+            asyncio.create_task(retention.run_periodically(engine, settings)),  # TOCSIN_*_RETENTION_DAYS
         ]
         app.state.tocsin = state
         tune_gc()

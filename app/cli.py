@@ -86,6 +86,22 @@ def cmd_bootstrap(settings: Settings, org_name: str) -> None:
     print(json.dumps(asyncio.run(_bootstrap(settings, org_name, only_if_empty=False))), flush=True)
 
 
+async def _purge(settings: Settings) -> dict[str, int]:
+    from app.store.db import create_engine
+    from app.store.retention import purge
+
+    engine = create_engine(settings.effective_database_url)
+    try:
+        return await purge(engine, settings)
+    finally:
+        await engine.dispose()
+
+
+def cmd_purge(settings: Settings) -> None:
+    """One retention pass (what the API process runs every TOCSIN_RETENTION_INTERVAL_SECONDS)."""
+    print(json.dumps(asyncio.run(_purge(settings))), flush=True)
+
+
 def _kafka(settings: Settings) -> object:
     from app.kafka_local import LocalKafka
 
@@ -195,6 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("worker", help="the Faust worker")
     sub.add_parser("kafka", help="a local single-node Kafka broker")
     sub.add_parser("migrate", help="bring the database schema up to date")
+    sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
     boot.add_argument("--org", required=True)
     bench = sub.add_parser("bench", help="benchmarks (see make bench)")
@@ -212,6 +229,8 @@ def main(argv: list[str] | None = None) -> None:
         cmd_kafka(settings)
     elif args.command == "migrate":
         cmd_migrate(settings)
+    elif args.command == "purge":
+        cmd_purge(settings)
     elif args.command == "bootstrap":
         cmd_bootstrap(settings, args.org)
     elif args.command == "bench":

@@ -50,6 +50,14 @@ class Settings(BaseSettings):
     config_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     sink_batch_size: int = Field(default=500, ge=1)
     sink_batch_seconds: float = Field(default=0.2, gt=0)
+    # Retention (days; 0 keeps forever), purged by the API process every retention_interval_seconds
+    # (0: never; `tocsin purge` runs one pass) in batches of retention_batch_size rows (app/store/retention.py).
+    trace_retention_days: float = Field(default=30.0, ge=0)
+    push_outbox_retention_days: float = Field(default=30.0, ge=0)
+    exchange_retention_days: float = Field(default=90.0, ge=0)
+    audit_retention_days: float = Field(default=365.0, ge=0)
+    retention_interval_seconds: float = Field(default=3600.0, ge=0)
+    retention_batch_size: int = Field(default=1000, ge=1, le=100_000)
     # Event control (worker).
     worker_data_dir: Path | None = None  # RocksDB tables; default var_dir/worker/worker_id
     # How long the worker's consumer lets the broker hold a fetch (Faust hard-codes 1,500 ms; see app/faust_app.py).

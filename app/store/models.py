@@ -187,6 +187,7 @@ class EventTraceStep(Base):
     seq: Mapped[int] = mapped_column(BigInteger)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     recorded_at: Mapped[datetime]
+    __table_args__ = (Index("ix_event_trace_steps_recorded_at", "recorded_at"),)  # retention
 
 
 class Group(Base):
@@ -258,6 +259,7 @@ class AuditEntry(Base):
     target_id: Mapped[str] = mapped_column(String(60))
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     at: Mapped[datetime]
+    __table_args__ = (Index("ix_audit_log_at", "at"),)  # retention
 
 
 class FederatedCredential(Base):
@@ -287,6 +289,7 @@ class ExchangeAttempt(Base):
     failed_check: Mapped[str | None] = mapped_column(Text)
     subject: Mapped[str | None] = mapped_column(String(1024))
     client_address: Mapped[str | None] = mapped_column(String(64))
+    __table_args__ = (Index("ix_exchange_attempts_at", "at"),)  # retention
 
 
 class Delivery(Base):
@@ -332,7 +335,10 @@ class PushNotification(Base):
     apns: Mapped[dict[str, Any]] = mapped_column(default=dict)
     fcm: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime]
-    __table_args__ = (Index("ix_push_org_created", "organization_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_push_org_created", "organization_id", "created_at"),
+        Index("ix_push_created", "created_at"),  # retention
+    )
 
 
 class DisabledEndpoint(Base):
