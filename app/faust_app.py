@@ -44,7 +44,10 @@ app = faust.App(
     store="rocksdb://",
     datadir=str(settings.worker_data_path),
     topic_partitions=settings.publish_partitions,
+    # Faust declares no topic (app/topics.py creates them all, replicated); the replication factor is
+    # still what Faust would give its own internal topics (changelogs, the leader-assignor topic).
     topic_allow_declare=False,
+    topic_replication_factor=settings.replication_factor,
     consumer_auto_offset_reset="earliest",
     producer_acks=-1,
     producer_linger=max(settings.producer_linger_ms, WORKER_LINGER_MS) / 1000.0,

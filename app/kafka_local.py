@@ -1,8 +1,10 @@
-"""A real local single-node Apache Kafka broker (KRaft) run from the official jars.
+"""Real local Apache Kafka (KRaft) run from the official jars: one node, or a cluster of N.
 
 Jars are resolved from Maven Central with ``mvn`` into a cache outside the repository
-(``$TOCSIN_CACHE_DIR`` or ``~/.cache/tocsin/kafka``). The broker runs as ``java -cp
+(``$TOCSIN_CACHE_DIR`` or ``~/.cache/tocsin/kafka``). Each node runs as ``java -cp
 'libs/*' kafka.Kafka server.properties`` in its own process group; it logs to a file.
+:class:`LocalKafka` is one combined broker+controller node (alone, a single-node cluster);
+:class:`LocalKafkaCluster` runs N of them as one cluster with replicated topics.
 """
 
 from __future__ import annotations
@@ -87,6 +89,31 @@ _BROKER_DEFAULTS = {
     "group.initial.rebalance.delay.ms": "0",
 }
 
+# A cluster replicates everything three ways (fewer with fewer nodes) and acknowledges an
+# acks=all write once two replicas have it, so one node can die without losing a record or
+# refusing writes. A dead node is fenced (its partitions get new leaders, ISRs shrink) after
+# broker.session.timeout.ms: 9 s by Kafka's default, 4 s here, so writes stall for less time.
+_CLUSTER_DEFAULTS = {
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "1000",
+    "unclean.leader.election.enable": "false",
+}
+
+
+def cluster_properties(replication_factor: int, min_insync_replicas: int) -> dict[str, str]:
+    """Broker properties replicating every topic (the internal ones too) ``replication_factor`` ways."""
+    rf, isr = str(replication_factor), str(min_insync_replicas)
+    return {
+        **_CLUSTER_DEFAULTS,
+        "default.replication.factor": rf,
+        "min.insync.replicas": isr,
+        "offsets.topic.replication.factor": rf,
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": isr,
+        "share.coordinator.state.topic.replication.factor": rf,
+        "share.coordinator.state.topic.min.isr": isr,
+    }
+
 
 class KafkaLocalError(RuntimeError):
     """Raised when the local broker cannot be resolved, formatted or started."""
@@ -151,9 +178,18 @@ def resolve_jars(
 
 def free_port(host: str = "127.0.0.1") -> int:
     """Return a TCP port that is free on ``host`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1, host)[0]
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """Return ``count`` distinct TCP ports that are free on ``host`` right now."""
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind((host, 0))  # held open until all are chosen, so no port is chosen twice
+            ports.append(int(sock.getsockname()[1]))
+        return ports
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -203,8 +239,11 @@ def _log4j2_config(log_file: Path) -> str:
     return text
 
 
-async def _probe(bootstrap: str, wait_seconds: float) -> bool:
-    """Return True if the broker answers a metadata request listing a broker."""
+async def _probe(bootstrap: str, wait_seconds: float) -> set[int]:
+    """Return the ids of the live brokers a metadata request lists (empty if none answers).
+
+    A KRaft node appears there once the controller quorum has registered and unfenced it.
+    """
     admin = AIOKafkaAdminClient(
         bootstrap_servers=bootstrap,
         request_timeout_ms=max(1000, int(wait_seconds * 1000)),
@@ -213,19 +252,21 @@ async def _probe(bootstrap: str, wait_seconds: float) -> bool:
     try:
         await asyncio.wait_for(admin.start(), wait_seconds)
         cluster = await asyncio.wait_for(admin.describe_cluster(), wait_seconds)
-        return bool(cluster.get("brokers"))
+        return {int(broker["node_id"]) for broker in cluster.get("brokers") or ()}
     except (KafkaError, OSError, TimeoutError):  # not ready yet: the caller polls again
-        return False
+        return set()
     finally:
         with contextlib.suppress(KafkaError, OSError, TimeoutError):
             await admin.close()
 
 
 class LocalKafka:
-    """A single-node KRaft Kafka broker (combined broker+controller) on loopback.
+    """A KRaft Kafka node (combined broker+controller) on loopback.
 
-    Ports are chosen once per instance, so ``stop()`` then ``start()`` brings the
-    broker back on the same address with the same data.
+    Alone (the default) it is a single-node cluster. :class:`LocalKafkaCluster` gives each of
+    its nodes a ``node_id``, the shared ``quorum_voters`` and ``cluster_id``. Ports are chosen
+    once per instance, so ``stop()`` (or ``kill()``) then ``start()`` brings the node back on
+    the same address with the same data.
     """
 
     host = "127.0.0.1"
@@ -242,8 +283,16 @@ class LocalKafka:
         cache_dir: Path | None = None,
         extra_properties: Mapping[str, str] | None = None,
         progress: Callable[[str], None] = _stderr,
+        node_id: int = 1,
+        quorum_voters: str | None = None,
+        cluster_id: str | None = None,
+        name: str = "broker",
     ) -> None:
-        """Configure (but do not start) a broker whose state lives in ``data_dir``."""
+        """Configure (but do not start) a node whose state lives in ``data_dir``.
+
+        ``quorum_voters`` (``id@host:port,...``) defaults to this node alone; ``cluster_id``
+        (used when formatting storage) defaults to a random one.
+        """
         self.data_dir = Path(data_dir).resolve()
         self.version = version
         self.port = port if port is not None else free_port(self.host)
@@ -255,6 +304,10 @@ class LocalKafka:
         self.cache_dir = cache_dir
         self.extra_properties = dict(extra_properties or {})
         self.progress = progress
+        self.node_id = node_id
+        self.quorum_voters = quorum_voters or f"{node_id}@{self.host}:{self.controller_port}"
+        self.cluster_id = cluster_id
+        self.name = name
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -281,6 +334,24 @@ class LocalKafka:
         if self.is_running():
             return self.bootstrap
         started = time.monotonic()
+        self.launch()
+        try:
+            self.wait_ready(started + timeout)
+        except BaseException:
+            self.stop()
+            raise
+        elapsed = time.monotonic() - started
+        self.progress(f"kafka: {self.name} ready on {self.bootstrap} in {elapsed:.1f}s")
+        return self.bootstrap
+
+    def launch(self) -> None:
+        """Start the JVM (formatting storage on first use) without waiting for it to answer.
+
+        A node of a cluster answers only once a quorum of controllers runs, so a cluster
+        launches every node first and then waits (:meth:`wait_ready`).
+        """
+        if self.is_running():
+            return
         libs = resolve_jars(self.version, self.cache_dir, self.progress)
         java = _require_tool("java")
         for port in (self.port, self.controller_port):
@@ -294,7 +365,7 @@ class LocalKafka:
         jvm += [f"-Dlog4j2.configurationFile={log4j2}", "-cp", str(libs / "*")]
         self._format(jvm, props)
         log = self.log_file
-        self.progress(f"kafka: starting broker on {self.bootstrap}; log: {log}")
+        self.progress(f"kafka: starting {self.name} on {self.bootstrap}; log: {log}")
         with open(log, "ab") as out:
             self._proc = subprocess.Popen(
                 [*jvm, "kafka.Kafka", str(props)],
@@ -305,14 +376,12 @@ class LocalKafka:
                 start_new_session=True,
             )
         atexit.register(self.stop)
-        try:
-            self._wait_ready(started + timeout)
-        except BaseException:
-            self.stop()
-            raise
-        elapsed = time.monotonic() - started
-        self.progress(f"kafka: broker ready on {self.bootstrap} in {elapsed:.1f}s")
-        return self.bootstrap
+
+    def terminate(self) -> None:
+        """Ask the node to shut down (SIGTERM to its process group) without waiting."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            self._signal_group(proc, signal.SIGTERM)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the broker: SIGTERM its process group, SIGKILL after ``timeout``.
@@ -328,10 +397,19 @@ class LocalKafka:
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.progress(f"kafka: broker did not stop in {timeout:.0f}s; killing")
+                self.progress(f"kafka: {self.name} did not stop in {timeout:.0f}s; killing")
                 self._signal_group(proc, signal.SIGKILL)
                 proc.wait(10)
         self._signal_group(proc, signal.SIGKILL)  # anything left in the group
+
+    def kill(self) -> None:
+        """``kill -9`` the node: no controlled shutdown, no flush. ``start()`` brings it back."""
+        proc, self._proc = self._proc, None
+        atexit.unregister(self.stop)
+        if proc is None:
+            return
+        self._signal_group(proc, signal.SIGKILL)
+        proc.wait(10)
 
     def __enter__(self) -> Self:
         """Start the broker and return this instance."""
@@ -353,7 +431,8 @@ class LocalKafka:
         host, port, cport = self.host, self.port, self.controller_port
         props = {
             **_BROKER_DEFAULTS,
-            "controller.quorum.voters": f"1@{host}:{cport}",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": self.quorum_voters,
             "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{cport}",
             "advertised.listeners": f"PLAINTEXT://{host}:{port}",
             "log.dirs": str(self.data_dir / "logs"),
@@ -369,28 +448,190 @@ class LocalKafka:
         """Format KRaft storage unless ``meta.properties`` shows it is already done."""
         if (self.data_dir / "logs" / "meta.properties").exists():
             return
-        self.progress("kafka: formatting storage")
-        tool = ["kafka.tools.StorageTool", "format", "-t", _cluster_id(), "-c"]
+        self.progress(f"kafka: formatting storage of {self.name}")
+        tool = ["kafka.tools.StorageTool", "format", "-t", self.cluster_id or _cluster_id(), "-c"]
         cmd = [*jvm, *tool, str(props)]
         done = subprocess.run(cmd, cwd=self.data_dir, capture_output=True, check=False)
         if done.returncode != 0:
             output = (done.stdout + done.stderr).decode(errors="replace")
             raise KafkaLocalError(f"kafka storage format failed:\n{output}")
 
-    def _wait_ready(self, deadline: float) -> None:
-        """Poll until the broker answers a metadata request; fail fast if it exits."""
+    def wait_ready(self, deadline: float, bootstrap: str | None = None) -> None:
+        """Poll (``bootstrap``, default this node) until the cluster lists this node as a live
+        broker; fail fast if the JVM exits, or at ``deadline`` (a :func:`time.monotonic` time)."""
+        bootstrap = bootstrap or self.bootstrap
         while True:
             proc = self._proc
             if proc is None or proc.poll() is not None:
                 code = None if proc is None else proc.returncode
-                why = f"kafka broker exited (code {code}) during start"
+                why = f"kafka {self.name} exited (code {code}) during start"
                 raise KafkaLocalError(f"{why}; log tail:\n{_tail(self.log_file)}")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                why = f"kafka broker not ready on {self.bootstrap}"
+                why = f"kafka {self.name} not ready on {self.bootstrap}"
                 raise KafkaLocalError(f"{why}; log tail:\n{_tail(self.log_file)}")
             # a cheap TCP check first keeps aiokafka from logging connection errors
-            probe = partial(_probe, self.bootstrap, min(5.0, max(remaining, 0.5)))
-            if port_open(self.host, self.port) and run_coro_sync(probe):
+            probe = partial(_probe, bootstrap, min(5.0, max(remaining, 0.5)))
+            if port_open(self.host, self.port) and self.node_id in run_coro_sync(probe):
                 return
             time.sleep(0.25)
+
+
+class LocalKafkaCluster:
+    """N KRaft nodes (each a broker and a controller voter) on loopback, as one cluster.
+
+    Topics are replicated ``min(3, nodes)`` ways with ``min.insync.replicas`` one less (at
+    least 1), the internal topics (consumer offsets, transaction state) too, so a three-node
+    cluster keeps accepting ``acks=all`` writes with one node down. Every node it starts it
+    stops (``stop()``, also at interpreter exit); ``kill_node(i)`` is ``kill -9`` of one.
+    """
+
+    host = LocalKafka.host
+
+    def __init__(
+        self,
+        data_dir: Path,
+        nodes: int = 3,
+        *,
+        version: str = DEFAULT_VERSION,
+        heap: str = "512m",
+        cache_dir: Path | None = None,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        extra_properties: Mapping[str, str] | None = None,
+        progress: Callable[[str], None] = _stderr,
+        base_port: int | None = None,
+    ) -> None:
+        """Configure (but do not start) ``nodes`` nodes under ``data_dir/node<id>``.
+
+        Node ``i`` (1-based) listens on ``base_port + i - 1`` and its controller on
+        ``base_port + nodes + i - 1``; without ``base_port``, on free ports chosen now.
+        """
+        if nodes < 1:
+            raise ValueError("a cluster needs at least one node")
+        self.data_dir = Path(data_dir).resolve()
+        self.replication_factor = replication_factor or min(3, nodes)
+        self.min_insync_replicas = min_insync_replicas or max(1, self.replication_factor - 1)
+        if not 1 <= self.min_insync_replicas <= self.replication_factor <= nodes:
+            why = f"{self.min_insync_replicas} <= {self.replication_factor} <= {nodes}"
+            raise ValueError(f"need 1 <= min.insync.replicas <= replication factor <= nodes: {why}")
+        self.progress = progress
+        self.cluster_id = _cluster_id()
+        ports = free_ports(2 * nodes, self.host) if base_port is None else list(range(base_port, base_port + 2 * nodes))
+        voters = ",".join(f"{i + 1}@{self.host}:{ports[nodes + i]}" for i in range(nodes))
+        props = {**cluster_properties(self.replication_factor, self.min_insync_replicas), **(extra_properties or {})}
+        self.nodes = [
+            LocalKafka(
+                self.data_dir / f"node{i + 1}",
+                version=version,
+                port=ports[i],
+                controller_port=ports[nodes + i],
+                heap=heap,
+                cache_dir=cache_dir,
+                extra_properties=props,
+                progress=progress,
+                node_id=i + 1,
+                quorum_voters=voters,
+                cluster_id=self.cluster_id,
+                name=f"node {i + 1}",
+            )
+            for i in range(nodes)
+        ]
+
+    @property
+    def bootstrap(self) -> str:
+        """Every node's ``host:port``, comma-separated (clients need only one to be up)."""
+        return ",".join(node.bootstrap for node in self.nodes)
+
+    def is_running(self) -> bool:
+        """Return True while any node's JVM is alive."""
+        return any(node.is_running() for node in self.nodes)
+
+    def node(self, node_id: int) -> LocalKafka:
+        """The node with this Kafka ``node.id`` (1-based)."""
+        return self.nodes[node_id - 1]
+
+    def start(self, timeout: float = 120.0) -> str:
+        """Start every node that is not running; wait until all are live brokers.
+
+        Returns the bootstrap list. On failure every node is stopped again.
+        """
+        started = time.monotonic()
+        try:
+            waiting = [node for node in self.nodes if not node.is_running()]
+            for node in waiting:  # a node answers only once a quorum of controllers runs
+                node.launch()
+            atexit.register(self.stop)  # after the nodes' own: at exit it runs first, stopping all at once
+            for node in waiting:
+                node.wait_ready(started + timeout)
+        except BaseException:
+            self.stop()
+            raise
+        elapsed = time.monotonic() - started
+        self.progress(f"kafka: {len(self.nodes)}-node cluster ready on {self.bootstrap} in {elapsed:.1f}s")
+        return self.bootstrap
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop every node: all are asked at once (a lone survivor could wait for a quorum),
+        then each is killed if still running after ``timeout``. Idempotent."""
+        atexit.unregister(self.stop)
+        for node in self.nodes:
+            node.terminate()
+        deadline = time.monotonic() + timeout
+        for node in self.nodes:
+            node.stop(max(1.0, deadline - time.monotonic()))
+
+    def kill_node(self, node_id: int) -> None:
+        """``kill -9`` one node (by ``node.id``)."""
+        self.progress(f"kafka: kill -9 node {node_id} (pid {self.node(node_id).pid})")
+        self.node(node_id).kill()
+
+    def stop_node(self, node_id: int, timeout: float = 30.0) -> None:
+        """Stop one node (controlled shutdown)."""
+        self.node(node_id).stop(timeout)
+
+    def restart_node(self, node_id: int, timeout: float = 90.0) -> None:
+        """Start a stopped or killed node on its data; wait until it is a live broker again."""
+        node = self.node(node_id)
+        others = [n.bootstrap for n in self.nodes if n is not node and n.is_running()]
+        started = time.monotonic()
+        node.launch()
+        try:
+            node.wait_ready(started + timeout, ",".join(others) or None)
+        except BaseException:
+            node.stop()
+            raise
+        self.progress(f"kafka: node {node_id} back on {node.bootstrap} in {time.monotonic() - started:.1f}s")
+
+    def live_brokers(self, timeout: float = 5.0) -> set[int]:
+        """The node ids the cluster currently lists as live brokers."""
+        running = ",".join(n.bootstrap for n in self.nodes if n.is_running())
+        return run_coro_sync(partial(_probe, running, timeout)) if running else set()
+
+    def leaders(self, topics: list[str], timeout: float = 10.0) -> dict[tuple[str, int], int]:
+        """The leader node id of every partition of ``topics`` (-1: none right now)."""
+        running = ",".join(n.bootstrap for n in self.nodes if n.is_running()) or self.bootstrap
+        return run_coro_sync(partial(_leaders, running, topics, timeout))
+
+    def __enter__(self) -> Self:
+        """Start the cluster and return this instance."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Stop the cluster."""
+        self.stop()
+
+
+async def _leaders(bootstrap: str, topics: list[str], wait_seconds: float) -> dict[tuple[str, int], int]:
+    """The leader node id of every partition of ``topics``."""
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=int(wait_seconds * 1000), client_id="tocsin-local-kafka-probe"
+    )
+    await asyncio.wait_for(admin.start(), wait_seconds)
+    try:
+        described = await asyncio.wait_for(admin.describe_topics(topics), wait_seconds)
+        return {(t["topic"], int(p["partition"])): int(p["leader"]) for t in described for p in t["partitions"]}
+    finally:
+        with contextlib.suppress(KafkaError, OSError, TimeoutError):
+            await admin.close()

@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     kafka_bootstrap: str = "127.0.0.1:9092"
     topic_prefix: str = "tocsin."
     publish_partitions: int = Field(default=4, ge=1, le=256)
+    # Replicas of every topic the project creates, and how many must have a record before an acks=all
+    # write (a 202) succeeds: 3 and 2 on a three-broker cluster, so one broker can die without losing it.
+    replication_factor: int = Field(default=1, ge=1, le=32)
+    min_insync_replicas: int = Field(default=1, ge=1, le=32)
     worker_id: str = "tocsin"
     api_host: str = "127.0.0.1"
     api_port: int = 8080

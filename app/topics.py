@@ -44,16 +44,24 @@ def retry_topics(settings: Settings) -> list[str]:
 
 
 def topic_specs(settings: Settings) -> list[NewTopic]:
+    """Every topic, replicated ``replication_factor`` ways with ``min.insync.replicas`` set on each."""
+    rf, isr = settings.replication_factor, settings.min_insync_replicas
+    if isr > rf:
+        raise ValueError(f"TOCSIN_MIN_INSYNC_REPLICAS ({isr}) exceeds TOCSIN_REPLICATION_FACTOR ({rf})")
+
+    def spec(name: str, partitions: int, **configs: str) -> NewTopic:
+        configs = {"min.insync.replicas": str(isr), **configs}
+        return NewTopic(settings.topic(name), partitions, rf, topic_configs=configs)
+
     compact = {"cleanup.policy": "compact"}
-    specs = [NewTopic(settings.topic(t), settings.publish_partitions, 1) for t in KEYED if t not in CHANGELOGS]
-    specs += [  # named after the worker's consumer group, as tables/control.py names them
-        NewTopic(settings.topic(f"{settings.worker_id}.{t}"), settings.publish_partitions, 1, topic_configs=compact)
-        for t in CHANGELOGS
-    ]
-    specs.append(NewTopic(settings.topic(CONFIG_CHANGES), 1, 1, topic_configs={"cleanup.policy": "compact"}))
-    specs.append(NewTopic(settings.topic(DEAD_LETTER), 1, 1))
-    specs.append(NewTopic(settings.topic(DELIVERY_DEAD_LETTER), 1, 1))
-    specs += [NewTopic(settings.topic(t), settings.publish_partitions, 1) for t in retry_topics(settings)]
+    keyed = settings.publish_partitions
+    specs = [spec(t, keyed) for t in KEYED if t not in CHANGELOGS]
+    # named after the worker's consumer group, as tables/control.py names them
+    specs += [spec(f"{settings.worker_id}.{t}", keyed, **compact) for t in CHANGELOGS]
+    specs.append(spec(CONFIG_CHANGES, 1, **compact))
+    specs.append(spec(DEAD_LETTER, 1))
+    specs.append(spec(DELIVERY_DEAD_LETTER, 1))
+    specs += [spec(t, keyed) for t in retry_topics(settings)]
     return specs
 
 
