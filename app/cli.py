@@ -109,13 +109,19 @@ def _kafka(settings: Settings) -> object:
     return LocalKafka(settings.var_dir / "kafka", port=int(port), progress=_say)
 
 
-def cmd_kafka(settings: Settings) -> None:
-    from app.kafka_local import LocalKafka
+def cmd_kafka(settings: Settings, nodes: int = 1) -> None:
+    from app.kafka_local import LocalKafka, LocalKafkaCluster
 
-    kafka = _kafka(settings)
-    assert isinstance(kafka, LocalKafka)
+    kafka: LocalKafka | LocalKafkaCluster
+    if nodes > 1:  # ports from the first one of TOCSIN_KAFKA_BOOTSTRAP up: brokers, then controllers
+        port = int(settings.kafka_bootstrap.split(",")[0].rpartition(":")[2])
+        kafka = LocalKafkaCluster(settings.var_dir / f"kafka-{nodes}", nodes, base_port=port, progress=_say)
+    else:
+        single = _kafka(settings)
+        assert isinstance(single, LocalKafka)
+        kafka = single
     kafka.start()
-    _say(f"broker on {kafka.bootstrap}; Ctrl-C stops it")
+    _say(f"kafka on {kafka.bootstrap}; Ctrl-C stops it")
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         while kafka.is_running():
@@ -209,7 +215,8 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--org", default="Tocsin")
     sub.add_parser("api", help="the HTTP API (uvicorn)")
     sub.add_parser("worker", help="the Faust worker")
-    sub.add_parser("kafka", help="a local single-node Kafka broker")
+    kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
+    kafka.add_argument("--nodes", type=int, default=1, help="brokers (each also a controller); 3: replicated")
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
@@ -226,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "worker":
         cmd_worker(settings)
     elif args.command == "kafka":
-        cmd_kafka(settings)
+        cmd_kafka(settings, args.nodes)
     elif args.command == "migrate":
         cmd_migrate(settings)
     elif args.command == "purge":
