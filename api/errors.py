@@ -16,6 +16,7 @@ from api.responses import json_response
 from app.domain.rate_limit import retry_after_header
 from app.domain.workflow import ActionType
 from app.errors import RateLimited, TocsinError
+from app.store.db import database_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +68,10 @@ def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None
     return None
 
 
-def database_unavailable(exc: BaseException) -> bool:
-    """The database could not be reached or dropped the connection (the transaction did not commit)."""
-    if isinstance(exc, OperationalError | InterfaceError | ConnectionError):
-        return True
-    return isinstance(exc, DBAPIError) and exc.connection_invalidated
 
 
 UNEXPECTED = error_body("SYS-000", "internal error")
+NOT_JSON = {"fields": [{"field": "", "message": "the body is not valid JSON", "type": "json_invalid"}]}
 NESTED_TOO_DEEP = {"fields": [{"field": "", "message": "JSON nested too deeply", "type": "json_invalid"}]}
 
 

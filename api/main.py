@@ -7,7 +7,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from aiokafka import AIOKafkaProducer
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -29,12 +28,11 @@ from api.routes import (
     topics,
     workflows,
 )
-from api.state import ApiState, record_token_use, tune_gc
+from api.state import ApiState, new_producer, record_token_use, tune_gc
 from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
-from app.partitioner import KeyPartitioner
 from app.settings import Settings, get_settings
 from app.store import retention
 from app.store.db import create_engine, sessionmaker
@@ -87,15 +85,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await ensure_topics(settings)
-        producer = AIOKafkaProducer(
-            bootstrap_servers=settings.kafka_bootstrap,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=settings.producer_linger_ms,
-            request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
-            retry_backoff_ms=100,
-            partitioner=KeyPartitioner(),
-        )
+        producer = new_producer(settings)
         await producer.start()
         engine = create_engine(settings.effective_database_url)
         sessions = sessionmaker(engine)
@@ -125,10 +115,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.gather(*state.tasks, return_exceptions=True)
             await state.federation.flush_attempts()
             await state.federation.fetcher.aclose()
-            await producer.stop()
+            await state.producer.stop()  # the one in use (api/state.py may have replaced the first)
             await engine.dispose()
 
     app = TocsinAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)  # publish fast path outermost
+    app.log_requests = settings.access_log
     errors.install(app)
     for router in (
         health.router,

@@ -19,10 +19,25 @@ from app.domain.limits import ConfigLimits, PublishLimits
 from app.domain.principal import Principal
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
+from app.partitioner import KeyPartitioner
 from app.settings import Settings
 from app.store.models import AccessToken
 
 log = logging.getLogger(__name__)
+
+
+def new_producer(settings: Settings) -> AIOKafkaProducer:
+    """The replica's producer: a 202 only once every in-sync replica has the record (acks=all),
+    no duplicates from its own retries (idempotent)."""
+    return AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        linger_ms=settings.producer_linger_ms,
+        request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
+        retry_backoff_ms=100,
+        partitioner=KeyPartitioner(),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +61,7 @@ class ApiState:
     changes_followed: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     used_tokens: set[str] = field(default_factory=set)
+    _renew_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @cached_property
     def input_limits(self) -> PublishLimits:
@@ -70,6 +86,33 @@ class ApiState:
             workflows_per_organization=s.max_workflows_per_organization,
             workflows_per_topic=s.max_workflows_per_topic,
         )
+
+    async def renew_producer_if_dead(self) -> None:
+        """Replace the producer when its sender task has died.
+
+        aiokafka's idempotent producer ends its sender on ``OutOfOrderSequenceNumber`` (seen when
+        the broker restarts with batches in flight) and then fails every later send at once: the
+        replica would answer 503 forever. A new producer gets a new producer id and works.
+        """
+        old = self.producer
+        sender = getattr(old, "_sender", None)
+        task = getattr(sender, "sender_task", None)
+        if task is None or not task.done():
+            return
+        async with self._renew_lock:
+            if self.producer is not old:
+                return  # another request renewed it meanwhile
+            fresh = new_producer(self.settings)
+            try:
+                async with asyncio.timeout(self.settings.produce_timeout_seconds):
+                    await fresh.start()
+            except BaseException:
+                await fresh.stop()
+                raise
+            self.producer = fresh
+            failure = task.exception() if not task.cancelled() else None
+            log.warning("the Kafka producer's sender had stopped (%r); replaced it", failure)
+            self.tasks.append(asyncio.create_task(old.stop()))
 
     def invalidate(self, org_id: str) -> None:
         self.topics.invalidate_org(org_id)

@@ -24,6 +24,7 @@ from app.domain.webhooks import Outcome, Verdict, classify, delay_levels, level_
 from app.executors.base import Attempt, Executor
 from app.faust_app import action_topics, app, raw_topic, settings
 from app.records import encode
+from app.store.db import when_available
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
 from app.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from streams.batches import decode_items, store_batch
@@ -99,8 +100,12 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     items = await decode_items(values, f"deliveries:{executor.kind}", DELIVERY_KEYS)
     if not items:
         return
-    async with resources().sessions() as session:
-        states = await load_delivery_states(session, [i["effect_id"] for i in items])
+
+    async def load_states() -> dict[str, tuple[str, int, int]]:
+        async with resources().sessions() as session:
+            return await load_delivery_states(session, [i["effect_id"] for i in items])
+
+    states = await when_available(f"deliveries:{executor.kind}", load_states)
     fresh, seen = [], set()
     for item in items:
         key = (item["effect_id"], int(item.get("replay", 0)), int(item["attempt"]))

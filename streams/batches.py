@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from app.faust_app import dead_letter_topic
 from app.records import decode, encode
+from app.store.db import when_available
 from streams.outbox import items_of
 
 log = logging.getLogger(__name__)
@@ -28,12 +29,15 @@ async def _dead_letter(what: str, reason: str, record: Any) -> None:
 
 async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Awaitable[None]]) -> None:
     """Write a batch, retrying with backoff; a batch that keeps failing is written record by
-    record and a record that still fails goes to the dead-letter topic. Never raises: the
-    stream acknowledges the batch once this returns, whatever happened."""
+    record and a record that still fails goes to the dead-letter topic. A database that is
+    down is waited for (the stream stops meanwhile), never counted as a failed attempt. Never
+    raises: the stream acknowledges the batch once this returns, whatever happened."""
     delay = 0.1
     for attempt in range(1, MAX_BATCH_ATTEMPTS + 1):
         try:
-            await write(records)
+            # an unreachable database is waited for here, however long: only a batch the
+            # database refuses counts as an attempt (and may end on the dead-letter topic)
+            await when_available(f"sink={what}", lambda: write(records))
             return
         except Exception as exc:  # noqa: BLE001 - any failure is retried, then isolated (see docstring)
             log.error(

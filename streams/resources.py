@@ -12,7 +12,7 @@ from app.executors.email import EmailExecutor
 from app.executors.push import OutboxPushExecutor
 from app.executors.webhook import WebhookExecutor
 from app.settings import Settings, get_settings
-from app.store.db import create_engine, sessionmaker
+from app.store.db import create_engine, sessionmaker, when_available
 from app.store.workflows import TopicConfig, load_topic_config
 
 
@@ -36,9 +36,13 @@ class WorkerResources:
         """The topic's configuration, cached; reloaded in the background before it expires
         (refresh-ahead), so the agents never wait for the database once a topic is warm."""
 
-        async def load() -> tuple[str, TopicConfig | None]:
+        async def read() -> tuple[str, TopicConfig | None]:
             async with self.sessions() as session:
                 return org_id, await load_topic_config(session, org_id, topic_id)
+
+        async def load() -> tuple[str, TopicConfig | None]:
+            # a database outage holds the control agent here until the database is back
+            return await when_available("topic config", read)
 
         return await self.topics.get_or_load((org_id, topic_id), load)
 

@@ -10,6 +10,7 @@ it in the OpenAPI document.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from aiokafka.errors import KafkaError
@@ -130,4 +131,12 @@ async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timest
             sent = await state.producer.send(settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms)
             await sent
     except (TimeoutError, KafkaError) as exc:
+        await _renew_quietly(state)
         raise Unavailable("the event broker is unavailable; the event was not accepted, retry later") from exc
+
+
+async def _renew_quietly(state: ApiState) -> None:
+    try:
+        await state.renew_producer_if_dead()
+    except (TimeoutError, KafkaError) as exc:
+        logging.getLogger(__name__).warning("could not replace the stopped Kafka producer yet: %r", exc)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -21,6 +23,43 @@ from sqlalchemy.ext.asyncio import (
 from app.errors import Conflict
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+# One statement or transaction that takes longer is abandoned (the server may be hanging).
+OPERATION_SECONDS = 30.0
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """The database could not be reached or dropped the connection (the transaction did not commit)."""
+    if isinstance(exc, OperationalError | InterfaceError | ConnectionError):
+        return True
+    if not isinstance(exc, DBAPIError):
+        return False
+    # SQLSTATE class 08 (connection exception) and 57 (operator intervention: shutting down,
+    # starting up, crashed): the server, not the statement, is the problem.
+    sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+    return exc.connection_invalidated or sqlstate.startswith(("08", "57"))
+
+
+async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_delay: float = 5.0) -> T:
+    """Run ``operation`` until the database answers it: an unavailable or hanging database is
+    waited for (logged, with backoff), any other error is raised. The worker uses it so a
+    database outage holds the stream back instead of losing or dead-lettering records."""
+    delay = 0.2
+    while True:
+        try:
+            async with asyncio.timeout(OPERATION_SECONDS):
+                return await operation()
+        except Exception as exc:
+            if not (database_unavailable(exc) or isinstance(exc, TimeoutError)):
+                raise
+            log.warning("%s: database unavailable (%s); retrying in %.1f s", what, type(exc).__name__, delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, max_delay)
+
+
+# asyncpg: give up connecting after 5 s (its default is 60) and on a statement after 30 s.
+_PG_CONNECT = {"timeout": 5, "command_timeout": OPERATION_SECONDS}
 
 
 def create_engine(url: str) -> AsyncEngine:
@@ -41,7 +80,9 @@ def create_engine(url: str) -> AsyncEngine:
             cur.close()
 
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    # A server that does not answer fails a connection in 5 s (asyncpg waits 60 s by default): the API
+    # answers 503 promptly instead of holding every request.
+    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True, connect_args=_PG_CONNECT)
 
 
 def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

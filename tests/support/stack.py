@@ -126,10 +126,25 @@ class Stack:
         self.worker_logs.append(log)
         return proc
 
+    def wait_worker_ready(self, index: int = -1, timeout: float = 120) -> None:
+        """Until the worker's /readyz answers 200: broker and database answer, tables recovered."""
+        proc, url, log = self.workers[index], self.worker_urls[index], self.worker_logs[index]
+
+        def ready() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"worker exited: {self.tail(log)}")
+            try:
+                return httpx.get(f"{url}/readyz", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(ready, timeout, "the worker to be ready", interval=0.2)
+
     def start(self) -> Stack:
         self.bootstrap()
         self.start_api()
         self.start_worker()
+        self.wait_worker_ready()
         return self
 
     @property
