@@ -15,6 +15,7 @@ from sqlalchemy import delete, select
 
 from api.deps import SessionDep, StateDep, authenticate, authorize, permission_extra, require
 from api.guard import ensure_can_act_as
+from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain import iam
 from app.domain.principal import Principal
@@ -26,7 +27,7 @@ from app.store.workflows import find_in_org
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ServiceAccountIn(_Strict):
@@ -36,9 +37,9 @@ class ServiceAccountIn(_Strict):
 
 
 class ServiceAccountPatch(_Strict):
-    name: str | None = Field(default=None, min_length=1, max_length=200)
-    status: Literal["ACTIVE", "INACTIVE"] | None = None
-    description: str | None = Field(default=None, max_length=2000)
+    name: str = omittable(min_length=1, max_length=200)
+    status: Literal["ACTIVE", "INACTIVE"] = omittable()
+    description: str = omittable(max_length=2000)
 
 
 class UserIn(_Strict):
@@ -48,13 +49,47 @@ class UserIn(_Strict):
 
 
 class UserPatch(_Strict):
-    display_name: str | None = Field(default=None, min_length=1, max_length=200)
-    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    display_name: str = omittable(min_length=1, max_length=200)
+    status: Literal["ACTIVE", "INACTIVE"] = omittable()
 
 
 class TokenIn(_Strict):
     name: str = Field(default="", max_length=200)
     expires_in: int | None = Field(default=None, ge=60, le=366 * 24 * 3600)
+
+
+class ServiceAccountOut(Out):
+    id: str
+    kind: Literal["service_account"]
+    name: str
+    status: Literal["ACTIVE", "INACTIVE"]
+    organization_id: str
+    created_at: Timestamp
+    description: str
+
+
+class UserOut(Out):
+    id: str
+    kind: Literal["user_account"]
+    name: str
+    display_name: str
+    email: str | None
+    status: Literal["ACTIVE", "INACTIVE"]
+    organization_id: str
+    created_at: Timestamp
+
+
+class TokenOut(Out):
+    id: str
+    name: str
+    account_id: str
+    created_at: Timestamp
+    expires_at: Timestamp | None
+    last_used_at: Timestamp | None
+
+
+class TokenCreatedOut(TokenOut):
+    access_token: str = Field(description="the secret; returned only here")
 
 
 def account_out(account: Account) -> dict[str, Any]:
@@ -110,8 +145,15 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     tokens = f"{one}/access_tokens"
     body_in = ServiceAccountIn if kind == "service_account" else UserIn
     body_patch = ServiceAccountPatch if kind == "service_account" else UserPatch
+    body_out: type[Out] = ServiceAccountOut if kind == "service_account" else UserOut
 
-    @router.post("", status_code=201, openapi_extra=permission_extra(f"{perm}:create"), name=f"create_{kind}")
+    @router.post(
+        "",
+        status_code=201,
+        response_model=body_out,
+        openapi_extra=permission_extra(f"{perm}:create"),
+        name=f"create_{kind}",
+    )
     async def create(
         org_id: str,
         body: body_in,  # type: ignore[valid-type]  # chosen per kind above
@@ -128,21 +170,23 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         await session.commit()
         return account_out(account)
 
-    @router.get("", openapi_extra=permission_extra(f"{perm}:list"), name=f"list_{kind}s")
+    @router.get("", response_model=Page[body_out], openapi_extra=permission_extra(f"{perm}:list"), name=f"list_{kind}s")  # type: ignore[valid-type]
     async def list_accounts(
         org_id: str,
         session: SessionDep,
         _p: Annotated[Principal, Depends(require(f"{perm}:list"))],
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         cursor: str | None = None,
-    ) -> Page:
+    ) -> Page[Any]:
         query = select(Account).where(Account.organization_id == org_id, Account.kind == kind)
         if cursor:
             query = query.where(Account.id > cursor)
         rows = list((await session.scalars(query.order_by(Account.id).limit(limit + 1))).all())
         return page([account_out(a) for a in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
 
-    @router.get("/{account_id}", openapi_extra=permission_extra(f"{perm}:get"), name=f"get_{kind}")
+    @router.get(
+        "/{account_id}", response_model=body_out, openapi_extra=permission_extra(f"{perm}:get"), name=f"get_{kind}"
+    )
     async def get_one(
         org_id: str,
         account_id: str,
@@ -151,7 +195,12 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     ) -> dict[str, Any]:
         return account_out(await get_account(session, org_id, account_id, kind))
 
-    @router.patch("/{account_id}", openapi_extra=permission_extra(f"{perm}:update"), name=f"update_{kind}")
+    @router.patch(
+        "/{account_id}",
+        response_model=body_out,
+        openapi_extra=permission_extra(f"{perm}:update"),
+        name=f"update_{kind}",
+    )
     async def update(
         org_id: str,
         account_id: str,
@@ -192,6 +241,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     @router.post(
         "/{account_id}/access_tokens",
         status_code=201,
+        response_model=TokenCreatedOut,
         openapi_extra=permission_extra(f"{perm}.access_token:create"),
         name=f"create_{kind}_token",
     )
@@ -212,6 +262,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
 
     @router.get(
         "/{account_id}/access_tokens",
+        response_model=Page[TokenOut],
         openapi_extra=permission_extra(f"{perm}.access_token:list"),
         name=f"list_{kind}_tokens",
     )
@@ -220,7 +271,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         account_id: str,
         session: SessionDep,
         _p: Annotated[Principal, Depends(require(f"{perm}.access_token:list", tokens))],
-    ) -> Page:
+    ) -> Page[Any]:
         account = await get_account(session, org_id, account_id, kind)
         rows = await session.scalars(
             select(AccessToken)

@@ -13,6 +13,7 @@ from sqlalchemy import delete, select
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.guard import ensure_can_grant
 from api.limits import limits_exceeded
+from api.models import Out
 from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -27,7 +28,7 @@ PERM = "organization.iam_policy"
 
 
 class ResourceBinding(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     resource: str = Field(min_length=1, max_length=iam.MAX_NAME_LENGTH)
     role_id: str = Field(min_length=1, max_length=40)
 
@@ -36,20 +37,49 @@ MAX_BINDINGS = 10_000  # hard ceiling; TOCSIN_MAX_BINDINGS_PER_SUBJECT (200 by d
 
 
 class ResourceBindings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     bindings: list[ResourceBinding] = Field(max_length=MAX_BINDINGS)
 
 
 class IncidentBinding(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     role_id: str = Field(min_length=1, max_length=40)
     user_ids: list[str] = Field(default_factory=list, max_length=1000)
     group_ids: list[str] = Field(default_factory=list, max_length=1000)
 
 
 class IncidentBindings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     bindings: list[IncidentBinding] = Field(max_length=MAX_BINDINGS)
+
+
+class ResourceBindingOut(Out):
+    resource: str
+    role_id: str
+
+
+class ResourceBindingsOut(Out):
+    bindings: list[ResourceBindingOut]
+
+
+class IncidentBindingOut(Out):
+    role_id: str
+    user_ids: list[str]
+    group_ids: list[str]
+
+
+class IncidentBindingsOut(Out):
+    bindings: list[IncidentBindingOut]
+
+
+class GrantOut(Out):
+    binding: ResourceBindingOut
+    role_id: str
+
+
+class CheckOut(Out):
+    allowed: bool
+    granted_by: GrantOut | None
 
 
 SUBJECTS = {"users": "user_account", "groups": "group", "service_accounts": "service_account"}
@@ -85,7 +115,12 @@ def _subject_router(collection: str) -> None:
     path = f"/{collection}/{{subject_id}}/iam"
     name = f"{collection}/{{subject_id}}"
 
-    @router.get(path, openapi_extra=permission_extra(f"{PERM}:get"), name=f"get_{collection}_iam")
+    @router.get(
+        path,
+        response_model=ResourceBindingsOut,
+        openapi_extra=permission_extra(f"{PERM}:get"),
+        name=f"get_{collection}_iam",
+    )
     async def get_bindings(
         org_id: str,
         subject_id: str,
@@ -95,7 +130,12 @@ def _subject_router(collection: str) -> None:
         kind = await _subject(session, org_id, collection, subject_id)
         return await _resource_bindings(session, kind, subject_id)
 
-    @router.put(path, openapi_extra=permission_extra(f"{PERM}:update"), name=f"put_{collection}_iam")
+    @router.put(
+        path,
+        response_model=ResourceBindingsOut,
+        openapi_extra=permission_extra(f"{PERM}:update"),
+        name=f"put_{collection}_iam",
+    )
     async def put_bindings(
         org_id: str,
         subject_id: str,
@@ -180,7 +220,9 @@ async def _incident_bindings(session: SessionDep, incident_id: str) -> dict[str,
     return {"bindings": [grouped[i] for i in sorted(grouped)]}
 
 
-@router.get("/incidents/{incident_id}/iam", openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get(
+    "/incidents/{incident_id}/iam", response_model=IncidentBindingsOut, openapi_extra=permission_extra(f"{PERM}:get")
+)
 async def get_incident_bindings(
     org_id: str,
     incident_id: str,
@@ -191,7 +233,9 @@ async def get_incident_bindings(
     return await _incident_bindings(session, incident_id)
 
 
-@router.put("/incidents/{incident_id}/iam", openapi_extra=permission_extra(f"{PERM}:update"))
+@router.put(
+    "/incidents/{incident_id}/iam", response_model=IncidentBindingsOut, openapi_extra=permission_extra(f"{PERM}:update")
+)
 async def put_incident_bindings(
     org_id: str,
     incident_id: str,
@@ -254,19 +298,19 @@ async def put_incident_bindings(
 
 
 class CheckSubject(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     kind: Literal["service_account", "user_account"]
     id: str = Field(max_length=40)
 
 
 class CheckIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     principal: CheckSubject
     permission: str = Field(max_length=200)
     resource: str = Field(max_length=iam.MAX_NAME_LENGTH)
 
 
-@router.post("/iam:check", openapi_extra=permission_extra(f"{PERM}:get"))
+@router.post("/iam:check", response_model=CheckOut, openapi_extra=permission_extra(f"{PERM}:get"))
 async def check(
     org_id: str,
     body: CheckIn,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.errors import CONFLICT
+from api.models import Out, Timestamp
 from api.pages import Page, page
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
@@ -18,6 +20,43 @@ from app.store.workflows import list_in_org
 from app.topics import ACTIONS
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["deliveries"])
+
+
+class PushOut(Out):
+    id: str
+    event_id: str
+    workflow_id: str
+    mode: str
+    user_ids: list[str]
+    group_ids: list[str]
+    title: str
+    body: str
+    apns: dict[str, Any]
+    fcm: dict[str, Any]
+    created_at: Timestamp
+
+
+class DeliveryOut(Out):
+    id: str
+    kind: str
+    event_id: str
+    workflow_id: str
+    action_index: int
+    target: str | None
+    mode: str
+    decision: str
+    status: str
+    attempts: int
+    replays: int
+    last_status_code: int | None
+    last_error: str | None
+    updated_at: Timestamp
+
+
+class ReplayOut(Out):
+    id: str
+    status: Literal["PENDING"]
+    replay: int
 
 
 def push_out(row: PushNotification) -> dict[str, Any]:
@@ -55,7 +94,9 @@ def delivery_out(row: Delivery) -> dict[str, Any]:
     }
 
 
-@router.get("/push_notifications", openapi_extra=permission_extra("organization.event:list"))
+@router.get(
+    "/push_notifications", response_model=Page[PushOut], openapi_extra=permission_extra("organization.event:list")
+)
 async def list_push_notifications(
     org_id: str,
     session: SessionDep,
@@ -63,21 +104,23 @@ async def list_push_notifications(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
     event_id: Annotated[str | None, Query(max_length=64)] = None,
-) -> Page:
+) -> Page[Any]:
     """What the outbox push provider recorded, newest id last, with the APNs and FCM payloads."""
     where = (PushNotification.event_id == event_id,) if event_id else ()
     rows, nxt = await list_in_org(session, PushNotification, org_id, limit=limit, cursor=cursor, where=where)
     return page([push_out(r) for r in rows], nxt)
 
 
-@router.get("/dead_letters", openapi_extra=permission_extra("organization.workflow:list"))
+@router.get(
+    "/dead_letters", response_model=Page[DeliveryOut], openapi_extra=permission_extra("organization.workflow:list")
+)
 async def list_dead_letters(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow:list"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     """Deliveries that exhausted their retries (or failed permanently) and were not replayed since."""
     where = (Delivery.status.in_(("DEAD", "REFUSED")),)
     rows, nxt = await list_in_org(session, Delivery, org_id, limit=limit, cursor=cursor, where=where)
@@ -87,6 +130,8 @@ async def list_dead_letters(
 @router.post(
     "/dead_letters/{delivery_id}:replay",
     status_code=202,
+    response_model=ReplayOut,
+    responses=CONFLICT,
     openapi_extra=permission_extra("organization.workflow:update"),
 )
 async def replay_dead_letter(

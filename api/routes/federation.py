@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.errors import RFC6749_ERRORS, OAuthErrorOut
 from api.guard import ensure_can_act_as
+from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from api.responses import json_response
 from app import metrics
@@ -20,7 +22,7 @@ from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.rate_limit import retry_after_header
 from app.errors import InvalidInput, NotFound
-from app.identity.exchange import ExchangeFailure, invalid_request
+from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
 from app.identity.federation import RateLimited
 from app.store import audit
 from app.store.accounts import load_principal, utcnow
@@ -36,7 +38,7 @@ MAX_FORM_BYTES = 64 * 1024
 
 
 class CredentialIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     display_name: str = Field(min_length=1, max_length=200)
     issuer_url: str = Field(min_length=1, max_length=1000)
     subject_filter: str = Field(min_length=1, max_length=1024)
@@ -46,13 +48,44 @@ class CredentialIn(BaseModel):
 
 
 class CredentialPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    display_name: str | None = Field(default=None, min_length=1, max_length=200)
+    model_config = ConfigDict(extra="forbid", strict=True)
+    display_name: str = omittable(min_length=1, max_length=200)
     attribute_condition: str | None = Field(default=None, max_length=4096)
-    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    status: Literal["ACTIVE", "INACTIVE"] = omittable()
     issuer_url: Any = None
     subject_filter: Any = None
     audience: Any = None
+
+
+class CredentialOut(Out):
+    id: str
+    service_account_id: str
+    organization_id: str
+    display_name: str
+    issuer_url: str
+    subject_filter: str
+    audience: str
+    attribute_condition: str | None
+    status: Literal["ACTIVE", "INACTIVE"]
+    created_at: Timestamp
+
+
+class ExchangeAttemptOut(Out):
+    id: str
+    at: Timestamp
+    outcome: str
+    failed_check: str | None
+    subject: str | None
+    client_address: str | None
+
+
+class TokenExchangeOut(Out):
+    """RFC 8693 §2.2.1."""
+
+    access_token: str
+    issued_token_type: str
+    token_type: Literal["Bearer"]
+    expires_in: int
 
 
 def credential_out(row: FederatedCredential) -> dict[str, Any]:
@@ -91,7 +124,7 @@ async def _credential(session: SessionDep, org_id: str, account_id: str, credent
     return row
 
 
-@router.post("", status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))
+@router.post("", status_code=201, response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:create"))
 async def create_credential(
     org_id: str,
     account_id: str,
@@ -136,13 +169,13 @@ async def create_credential(
     return credential_out(row)
 
 
-@router.get("", openapi_extra=permission_extra(f"{PERM}:list"))
+@router.get("", response_model=Page[CredentialOut], openapi_extra=permission_extra(f"{PERM}:list"))
 async def list_credentials(
     org_id: str,
     account_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:list", "service_accounts/{account_id}"))],
-) -> Page:
+) -> Page[Any]:
     await _service_account(session, org_id, account_id)
     rows = await session.scalars(
         select(FederatedCredential)
@@ -152,7 +185,7 @@ async def list_credentials(
     return page([credential_out(r) for r in rows.all()], None)
 
 
-@router.get("/{credential_id}", openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get("/{credential_id}", response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:get"))
 async def get_credential(
     org_id: str,
     account_id: str,
@@ -163,7 +196,7 @@ async def get_credential(
     return credential_out(await _credential(session, org_id, account_id, credential_id))
 
 
-@router.patch("/{credential_id}", openapi_extra=permission_extra(f"{PERM}:update"))
+@router.patch("/{credential_id}", response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:update"))
 async def update_credential(
     org_id: str,
     account_id: str,
@@ -211,7 +244,9 @@ async def delete_credential(
     await state.config_changed(org_id, "federated_credential")
 
 
-@router.get("/{credential_id}/exchanges", openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get(
+    "/{credential_id}/exchanges", response_model=Page[ExchangeAttemptOut], openapi_extra=permission_extra(f"{PERM}:get")
+)
 async def list_exchanges(
     org_id: str,
     account_id: str,
@@ -219,7 +254,7 @@ async def list_exchanges(
     session: SessionDep,
     state: StateDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:get", ONE))],
-) -> Page:
+) -> Page[Any]:
     """Recent exchange attempts: when, outcome, the failing check, the client address."""
     await _credential(session, org_id, account_id, credential_id)
     await state.federation.flush_attempts()
@@ -252,7 +287,43 @@ def _oauth_error(status: int, error: str, description: str, headers: dict[str, s
 exchange_router = APIRouter(tags=["token exchange"])
 
 
-@exchange_router.post("/workload-identity/{credential_id}/token", openapi_extra={"x-permission": "none (RFC 8693)"})
+_EXCHANGE_FORM = {
+    "type": "object",
+    "required": ["grant_type", "subject_token", "subject_token_type"],
+    "properties": {
+        "grant_type": {"type": "string", "enum": [GRANT_TYPE]},
+        "subject_token": {"type": "string", "description": "the external OIDC JWT"},
+        "subject_token_type": {"type": "string", "enum": [SUBJECT_TOKEN_TYPE]},
+        "audience": {"type": "string"},
+        "scope": {"type": "string"},
+        "requested_token_type": {"type": "string"},
+        "resource": {"type": "string"},
+    },
+}
+
+
+def _oauth(description: str) -> dict[str, Any]:
+    return {"model": OAuthErrorOut, "description": description}
+
+
+@exchange_router.post(
+    "/workload-identity/{credential_id}/token",
+    response_model=TokenExchangeOut,
+    responses={
+        400: _oauth("invalid_request: a missing or wrong field, a body that is not a form, an unknown credential"),
+        401: _oauth("invalid_token: the subject token is malformed, badly signed, expired or for another iss/aud"),
+        403: _oauth("access_denied: sub outside subject_filter, or a false attribute_condition"),
+        429: _oauth("temporarily_unavailable: too many exchanges; Retry-After says when to retry"),
+    },
+    openapi_extra={
+        "x-permission": "none (RFC 8693)",
+        RFC6749_ERRORS: True,
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-www-form-urlencoded": {"schema": _EXCHANGE_FORM}},
+        },
+    },
+)
 async def token_exchange(credential_id: str, request: Request, state: StateDep) -> Response:
     """RFC 8693 token exchange of an external OIDC JWT for a one-hour access token."""
     try:

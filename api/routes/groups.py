@@ -7,14 +7,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.errors import CONFLICT
 from api.guard import ensure_can_grant
+from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
-from app.errors import InvalidInput, NotFound
+from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import org_roles, utcnow
 from app.store.db import commit_unique
@@ -26,15 +29,23 @@ PERM = "organization.group"
 
 
 class GroupIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(min_length=1, max_length=200)
     member_user_ids: list[str] = Field(default_factory=list, max_length=10000)
 
 
 class GroupPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(default=None, min_length=1, max_length=200)
-    member_user_ids: list[str] | None = Field(default=None, max_length=10000)
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = omittable(min_length=1, max_length=200)
+    member_user_ids: list[str] = omittable(max_length=10000)
+
+
+class GroupOut(Out):
+    id: str
+    organization_id: str
+    name: str
+    member_user_ids: list[str]
+    created_at: Timestamp
 
 
 async def _members(session: SessionDep, group_id: str) -> list[str]:
@@ -95,11 +106,25 @@ async def _get(session: SessionDep, org_id: str, group_id: str) -> Group:
     return group
 
 
+DUPLICATE_NAME = "a group with this name already exists"
+
+
 async def _commit(session: SessionDep) -> None:
-    await commit_unique(session, "a group with this name already exists")
+    await commit_unique(session, DUPLICATE_NAME)
 
 
-@router.post("", status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))
+async def _flush(session: SessionDep) -> None:
+    """Write the changes so far; a name another group has is a 409 here already (before the members)."""
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        await session.rollback()
+        raise Conflict(DUPLICATE_NAME) from exc
+
+
+@router.post(
+    "", status_code=201, response_model=GroupOut, responses=CONFLICT, openapi_extra=permission_extra(f"{PERM}:create")
+)
 async def create_group(
     org_id: str,
     body: GroupIn,
@@ -109,7 +134,7 @@ async def create_group(
 ) -> dict[str, Any]:
     group = Group(id=new_id("grp"), organization_id=org_id, name=body.name, created_at=utcnow())
     session.add(group)
-    await session.flush()
+    await _flush(session)
     await _set_members(session, org_id, group.id, body.member_user_ids)
     audit.record(session, principal, "create", "group", group.id, {"name": body.name})
     await _commit(session)
@@ -117,19 +142,19 @@ async def create_group(
     return await group_out(session, group)
 
 
-@router.get("", openapi_extra=permission_extra(f"{PERM}:list"))
+@router.get("", response_model=Page[GroupOut], openapi_extra=permission_extra(f"{PERM}:list"))
 async def list_groups(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:list"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     rows, nxt = await list_in_org(session, Group, org_id, limit=limit, cursor=cursor)
     return page([await group_out(session, g) for g in rows], nxt)
 
 
-@router.get("/{group_id}", openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get("/{group_id}", response_model=GroupOut, openapi_extra=permission_extra(f"{PERM}:get"))
 async def get_group(
     org_id: str,
     group_id: str,
@@ -139,7 +164,9 @@ async def get_group(
     return await group_out(session, await _get(session, org_id, group_id))
 
 
-@router.patch("/{group_id}", openapi_extra=permission_extra(f"{PERM}:update"))
+@router.patch(
+    "/{group_id}", response_model=GroupOut, responses=CONFLICT, openapi_extra=permission_extra(f"{PERM}:update")
+)
 async def update_group(
     org_id: str,
     group_id: str,
@@ -151,6 +178,7 @@ async def update_group(
     group = await _get(session, org_id, group_id)
     if body.name is not None:
         group.name = body.name
+        await _flush(session)
     if body.member_user_ids is not None:
         if set(body.member_user_ids) - set(await _members(session, group.id)):
             await ensure_can_join(session, principal, org_id, group.id)

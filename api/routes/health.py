@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
+from pydantic import Field
 
 from api.deps import get_state
+from api.models import Out
 from api.responses import json_response
 from app import metrics
 from app.health import OK, broker_check, database_check
@@ -16,7 +18,16 @@ from app.health import OK, broker_check, database_check
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+class HealthOut(Out):
+    status: Literal["ok"]
+
+
+class ReadyOut(Out):
+    status: Literal["ready", "not ready"]
+    checks: dict[str, str] = Field(description='database, broker, config_changes: "ok" or what is wrong')
+
+
+@router.get("/healthz", response_model=HealthOut)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
@@ -31,7 +42,11 @@ async def prometheus_metrics() -> Response:
     return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
 
 
-@router.get("/readyz", response_model=None)
+@router.get(
+    "/readyz",
+    response_model=ReadyOut,
+    responses={503: {"model": ReadyOut, "description": "not ready: the failing checks say why"}},
+)
 async def readyz(request: Request) -> Response | dict[str, Any]:
     """Ready when the database and a broker answer now and the config-changes topic is followed."""
     state = get_state(request)

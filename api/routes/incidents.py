@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, permission_extra, require
+from api.models import Out, Timestamp
 from api.pages import Page, page
 from app.domain import iam
 from app.domain.ids import new_id
@@ -26,6 +27,47 @@ from app.store.results import event_trace
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["incidents"])
 FULL = "organization.incident:fullaccess"
 ONE = "incidents/{incident_id}"
+
+
+class IncidentOut(Out):
+    id: str
+    title: str
+    status: Literal["OPEN", "ACKNOWLEDGED", "RESOLVED"]
+    operation_book_id: str
+    workflow_id: str
+    topic_id: str
+    partition_key: str | None
+    event_id: str | None = Field(description="the publisher's event.id")
+    server_event_id: str
+    mode: Literal["ACTUAL", "DRILL", "TEST"]
+    member_user_ids: list[str]
+    member_group_ids: list[str]
+    created_at: Timestamp | None
+    acknowledged_at: Timestamp | None
+    resolved_at: Timestamp | None
+
+
+class TimelineEntryOut(Out):
+    id: str
+    kind: str
+    message: str
+    author_id: str | None
+    event_id: str | None
+    created_at: Timestamp | None
+
+
+class FormAnswerOut(Out):
+    id: str
+    account_id: str
+    answers: dict[str, Any]
+    created_at: Timestamp | None
+
+
+class EventTraceOut(Out):
+    id: str
+    organization_id: str
+    accepted_at: Timestamp | None
+    steps: list[dict[str, Any]] = Field(description="each step: {step, ...its outcome}")
 
 
 def iso(value: Any) -> str | None:
@@ -67,14 +109,16 @@ async def visible_incident(session: SessionDep, principal: Principal, org_id: st
     return inc
 
 
-@router.get("/incidents", openapi_extra=permission_extra("organization.incident:list"))
+@router.get(
+    "/incidents", response_model=Page[IncidentOut], openapi_extra=permission_extra("organization.incident:list")
+)
 async def list_incidents(
     org_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:list", "incidents"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     query = select(Incident).where(Incident.organization_id == org_id)
     if cursor:
         query = query.where(Incident.id > cursor)
@@ -83,7 +127,9 @@ async def list_incidents(
     return page([incident_out(i) for i in rows[:limit] if _sees(principal, i)], nxt)
 
 
-@router.get("/incidents/{incident_id}", openapi_extra=permission_extra("organization.incident:get"))
+@router.get(
+    "/incidents/{incident_id}", response_model=IncidentOut, openapi_extra=permission_extra("organization.incident:get")
+)
 async def get_incident(
     org_id: str,
     incident_id: str,
@@ -94,11 +140,15 @@ async def get_incident(
 
 
 class IncidentPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     status: Literal["OPEN", "ACKNOWLEDGED", "RESOLVED"]
 
 
-@router.patch("/incidents/{incident_id}", openapi_extra=permission_extra("organization.incident:update"))
+@router.patch(
+    "/incidents/{incident_id}",
+    response_model=IncidentOut,
+    openapi_extra=permission_extra("organization.incident:update"),
+)
 async def update_incident(
     org_id: str,
     incident_id: str,
@@ -128,7 +178,7 @@ async def update_incident(
 
 
 class NoteIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     message: str = Field(min_length=1, max_length=10000)
 
 
@@ -143,13 +193,17 @@ def timeline_out(entry: IncidentEvent) -> dict[str, Any]:
     }
 
 
-@router.get("/incidents/{incident_id}/events", openapi_extra=permission_extra("organization.incident:get"))
+@router.get(
+    "/incidents/{incident_id}/events",
+    response_model=Page[TimelineEntryOut],
+    openapi_extra=permission_extra("organization.incident:get"),
+)
 async def get_timeline(
     org_id: str,
     incident_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:get", ONE + "/events"))],
-) -> Page:
+) -> Page[Any]:
     await visible_incident(session, principal, org_id, incident_id)
     rows = await session.scalars(
         select(IncidentEvent).where(IncidentEvent.incident_id == incident_id).order_by(IncidentEvent.created_at)
@@ -158,7 +212,10 @@ async def get_timeline(
 
 
 @router.post(
-    "/incidents/{incident_id}/events", status_code=201, openapi_extra=permission_extra("organization.incident:update")
+    "/incidents/{incident_id}/events",
+    status_code=201,
+    response_model=TimelineEntryOut,
+    openapi_extra=permission_extra("organization.incident:update"),
 )
 async def add_note(
     org_id: str,
@@ -182,7 +239,7 @@ async def add_note(
 
 
 class AnswersIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     answers: dict[str, Any] = Field(max_length=200)
 
 
@@ -190,13 +247,17 @@ def answer_out(row: FormAnswer) -> dict[str, Any]:
     return {"id": row.id, "account_id": row.account_id, "answers": row.answers, "created_at": iso(row.created_at)}
 
 
-@router.get("/incidents/{incident_id}/form_answers", openapi_extra=permission_extra("organization.incident:get"))
+@router.get(
+    "/incidents/{incident_id}/form_answers",
+    response_model=Page[FormAnswerOut],
+    openapi_extra=permission_extra("organization.incident:get"),
+)
 async def get_answers(
     org_id: str,
     incident_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:get", ONE + "/form_answers"))],
-) -> Page:
+) -> Page[Any]:
     inc = await visible_incident(session, principal, org_id, incident_id)
     query = select(FormAnswer).where(FormAnswer.incident_id == incident_id)
     if not _full(principal, inc):
@@ -208,6 +269,7 @@ async def get_answers(
 @router.post(
     "/incidents/{incident_id}/form_answers",
     status_code=201,
+    response_model=FormAnswerOut,
     openapi_extra=permission_extra("organization.incident:update"),
 )
 async def post_answers(
@@ -231,7 +293,9 @@ async def post_answers(
     return answer_out(row)
 
 
-@router.get("/events/{event_id}", openapi_extra=permission_extra("organization.event:get"))
+@router.get(
+    "/events/{event_id}", response_model=EventTraceOut, openapi_extra=permission_extra("organization.event:get")
+)
 async def get_event_trace(
     org_id: str,
     event_id: str,

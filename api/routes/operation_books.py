@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.errors import CONFLICT
+from api.models import Out, Timestamp
 from api.pages import Page, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -22,11 +24,21 @@ router = APIRouter(prefix="/v1/organizations/{org_id}/operation_books", tags=["o
 
 
 class BookIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(min_length=1, max_length=200)
     incident_title_template: str = Field(min_length=1, max_length=1000)
     member_user_ids: list[str] = Field(default_factory=list, max_length=1000)
     member_group_ids: list[str] = Field(default_factory=list, max_length=1000)
+
+
+class BookOut(Out):
+    id: str
+    organization_id: str
+    name: str
+    incident_title_template: str
+    member_user_ids: list[str]
+    member_group_ids: list[str]
+    created_at: Timestamp
 
 
 def book_out(book: OperationBook) -> dict[str, Any]:
@@ -48,7 +60,9 @@ async def _get(session: SessionDep, org_id: str, book_id: str) -> OperationBook:
     return book
 
 
-@router.post("", status_code=201, openapi_extra=permission_extra("organization.operation_book:create"))
+@router.post(
+    "", status_code=201, response_model=BookOut, openapi_extra=permission_extra("organization.operation_book:create")
+)
 async def create_book(
     org_id: str,
     body: BookIn,
@@ -64,19 +78,19 @@ async def create_book(
     return book_out(book)
 
 
-@router.get("", openapi_extra=permission_extra("organization.operation_book:list"))
+@router.get("", response_model=Page[BookOut], openapi_extra=permission_extra("organization.operation_book:list"))
 async def list_books(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.operation_book:list"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     rows, nxt = await list_in_org(session, OperationBook, org_id, limit=limit, cursor=cursor)
     return page([book_out(b) for b in rows], nxt)
 
 
-@router.get("/{book_id}", openapi_extra=permission_extra("organization.operation_book:get"))
+@router.get("/{book_id}", response_model=BookOut, openapi_extra=permission_extra("organization.operation_book:get"))
 async def get_book(
     org_id: str,
     book_id: str,
@@ -86,7 +100,12 @@ async def get_book(
     return book_out(await _get(session, org_id, book_id))
 
 
-@router.delete("/{book_id}", status_code=204, openapi_extra=permission_extra("organization.operation_book:delete"))
+@router.delete(
+    "/{book_id}",
+    status_code=204,
+    responses=CONFLICT,
+    openapi_extra=permission_extra("organization.operation_book:delete"),
+)
 async def delete_book(
     org_id: str,
     book_id: str,

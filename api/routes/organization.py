@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
+from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain.auth_policy import AuthenticationPolicy
 from app.domain.principal import Principal
@@ -22,7 +23,7 @@ router = APIRouter(prefix="/v1/organizations", tags=["organizations"])
 
 
 class OrganizationIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(min_length=1, max_length=200)
     parent_organization_id: str | None = None
     partner_organization_ids: list[str] = Field(default_factory=list, max_length=1000)
@@ -30,10 +31,38 @@ class OrganizationIn(BaseModel):
 
 
 class OrganizationPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     parent_organization_id: str | None = None
-    partner_organization_ids: list[str] | None = Field(default=None, max_length=1000)
-    license_subscriber_organization_ids: list[str] | None = Field(default=None, max_length=1000)
+    partner_organization_ids: list[str] = omittable(max_length=1000)
+    license_subscriber_organization_ids: list[str] = omittable(max_length=1000)
+
+
+class OrganizationOut(Out):
+    id: str
+    name: str
+    parent_organization_id: str | None
+    partner_organization_ids: list[str]
+    license_subscriber_organization_ids: list[str]
+    created_at: Timestamp
+
+
+class ActorOut(Out):
+    kind: str
+    id: str
+
+
+class TargetOut(Out):
+    type: str
+    id: str
+
+
+class AuditEntryOut(Out):
+    id: str
+    at: Timestamp
+    actor: ActorOut
+    action: str
+    target: TargetOut
+    detail: dict[str, Any]
 
 
 def org_out(org: Organization) -> dict[str, Any]:
@@ -65,7 +94,7 @@ async def _platform_owner(request: Request, state: StateDep) -> Principal:
     return principal
 
 
-@router.post("", status_code=201, openapi_extra=permission_extra("platform:owner"))
+@router.post("", status_code=201, response_model=OrganizationOut, openapi_extra=permission_extra("platform:owner"))
 async def create_org(
     body: OrganizationIn, session: SessionDep, principal: Annotated[Principal, Depends(_platform_owner)]
 ) -> dict[str, Any]:
@@ -82,7 +111,7 @@ async def create_org(
     return org_out(org)
 
 
-@router.get("/{org_id}", openapi_extra=permission_extra("organization member"))
+@router.get("/{org_id}", response_model=OrganizationOut, openapi_extra=permission_extra("organization member"))
 async def get_org(org_id: str, request: Request, session: SessionDep, state: StateDep) -> dict[str, Any]:
     principal = await authenticate(state, request.headers.get("authorization"))
     org = await session.get(Organization, org_id)
@@ -91,7 +120,7 @@ async def get_org(org_id: str, request: Request, session: SessionDep, state: Sta
     return org_out(org)
 
 
-@router.patch("/{org_id}", openapi_extra=permission_extra("platform:owner"))
+@router.patch("/{org_id}", response_model=OrganizationOut, openapi_extra=permission_extra("platform:owner"))
 async def patch_org(
     org_id: str,
     body: OrganizationPatch,
@@ -118,7 +147,9 @@ async def patch_org(
 
 
 @router.get(
-    "/{org_id}/iam/authentication_policy", openapi_extra=permission_extra("organization.authentication_policy:get")
+    "/{org_id}/iam/authentication_policy",
+    response_model=AuthenticationPolicy,
+    openapi_extra=permission_extra("organization.authentication_policy:get"),
 )
 async def get_policy(
     org_id: str,
@@ -130,7 +161,9 @@ async def get_policy(
 
 
 @router.put(
-    "/{org_id}/iam/authentication_policy", openapi_extra=permission_extra("organization.authentication_policy:update")
+    "/{org_id}/iam/authentication_policy",
+    response_model=AuthenticationPolicy,
+    openapi_extra=permission_extra("organization.authentication_policy:update"),
 )
 async def put_policy(
     org_id: str,
@@ -151,14 +184,18 @@ async def put_policy(
     return row.policy
 
 
-@router.get("/{org_id}/audit_log", openapi_extra=permission_extra("organization.audit_log:list"))
+@router.get(
+    "/{org_id}/audit_log",
+    response_model=Page[AuditEntryOut],
+    openapi_extra=permission_extra("organization.audit_log:list"),
+)
 async def audit_log(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.audit_log:list", "audit_log"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     query = select(AuditEntry).where(AuditEntry.organization_id == org_id)
     if cursor:
         query = query.where(AuditEntry.id < cursor)

@@ -15,12 +15,15 @@ import time
 
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
+from pydantic import Field
 from sqlalchemy.exc import OperationalError
 from starlette.types import Receive
 
 from api.body import check_json_headers, receive_body
 from api.deps import authenticate, authorize, get_state, permission_extra
+from api.errors import error_responses
 from api.limits import limits_exceeded
+from api.models import Out
 from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app import records
@@ -36,6 +39,10 @@ from app.topics import IDEMPOTENCY, PUBLISH
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
 
 PERMISSION = "organization.workflow_topic:publish"
+
+
+class PublishAccepted(Out):
+    id: str = Field(description="the server's event id (GET /events/{id}; in every effect id)")
 
 
 async def _load_topic(state: ApiState, org_id: str, id_or_key: str) -> tuple[str, TopicRef]:
@@ -107,7 +114,11 @@ async def accept_publish(
             "content": {"application/json": {"schema": PublishRequest.model_json_schema()}},
         },
     },
-    responses={202: {"description": "Accepted; the broker acknowledged the event"}},
+    response_model=PublishAccepted,
+    responses={
+        202: {"description": "Accepted; the broker acknowledged the event"},
+        **error_responses(409, 429),  # the topic is INACTIVE; the account's rate on the topic
+    },
 )
 async def publish(org_id: str, topic: str, request: Request) -> Response:
     headers = request.headers

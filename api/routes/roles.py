@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
+from api.errors import CONFLICT
 from api.guard import ensure_holds
+from api.models import Out, Timestamp
 from api.pages import Page, page
 from app.domain import iam
 from app.domain.ids import new_id
@@ -26,7 +28,7 @@ PERM = "organization.role"
 
 
 class Policy(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     permission_id: str = Field(max_length=200)
     effect: Literal["allow"]
     description: str = Field(default="", max_length=1000)
@@ -42,10 +44,37 @@ class Policy(BaseModel):
 
 
 class RoleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(min_length=1, max_length=200)
     description: str = Field(default="", max_length=2000)
     policies: list[Policy] = Field(min_length=1, max_length=200)
+
+
+class PolicyOut(Out):
+    permission_id: str
+    effect: Literal["allow"]
+    description: str
+
+
+class SystemRoleOut(Out):
+    id: str
+    name: str
+    description: str
+    system: Literal[True]
+    policies: list[PolicyOut]
+
+
+class CustomRoleOut(Out):
+    id: str
+    organization_id: str
+    name: str
+    description: str
+    system: Literal[False]
+    policies: list[PolicyOut]
+    created_at: Timestamp
+
+
+RoleOut = SystemRoleOut | CustomRoleOut
 
 
 def system_role_out(role: iam.Role) -> dict[str, Any]:
@@ -70,8 +99,8 @@ def role_out(row: CustomRole) -> dict[str, Any]:
     }
 
 
-@router.get("/v1/iam/roles")
-async def list_system_roles(request: Request, state: StateDep) -> Page:
+@router.get("/v1/iam/roles", response_model=Page[SystemRoleOut])
+async def list_system_roles(request: Request, state: StateDep) -> Page[Any]:
     """System roles: predefined, unchangeable. Any authenticated caller may read them."""
     await authenticate(state, request.headers.get("authorization"))
     return page([system_role_out(r) for r in iam.SYSTEM_ROLES.values()], None)
@@ -80,7 +109,13 @@ async def list_system_roles(request: Request, state: StateDep) -> Page:
 ORG = "/v1/organizations/{org_id}/iam/roles"
 
 
-@router.post(ORG, status_code=201, openapi_extra=permission_extra(f"{PERM}:create"))
+@router.post(
+    ORG,
+    status_code=201,
+    response_model=CustomRoleOut,
+    responses=CONFLICT,
+    openapi_extra=permission_extra(f"{PERM}:create"),
+)
 async def create_role(
     org_id: str,
     body: RoleIn,
@@ -104,10 +139,10 @@ async def create_role(
     return role_out(row)
 
 
-@router.get(ORG, openapi_extra=permission_extra(f"{PERM}:list"))
+@router.get(ORG, response_model=Page[RoleOut], openapi_extra=permission_extra(f"{PERM}:list"))
 async def list_roles(
     org_id: str, session: SessionDep, _p: Annotated[Principal, Depends(require(f"{PERM}:list"))]
-) -> Page:
+) -> Page[Any]:
     rows = await session.scalars(select(CustomRole).where(CustomRole.organization_id == org_id).order_by(CustomRole.id))
     return page([system_role_out(r) for r in iam.SYSTEM_ROLES.values()] + [role_out(r) for r in rows.all()], None)
 
@@ -121,7 +156,7 @@ async def _custom(session: SessionDep, org_id: str, role_id: str) -> CustomRole:
     return row
 
 
-@router.get(ORG + "/{role_id}", openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get(ORG + "/{role_id}", response_model=RoleOut, openapi_extra=permission_extra(f"{PERM}:get"))
 async def get_role(
     org_id: str,
     role_id: str,
@@ -136,7 +171,12 @@ async def get_role(
     return role_out(row)
 
 
-@router.put(ORG + "/{role_id}", openapi_extra=permission_extra(f"{PERM}:update"))
+@router.put(
+    ORG + "/{role_id}",
+    response_model=CustomRoleOut,
+    responses=CONFLICT,
+    openapi_extra=permission_extra(f"{PERM}:update"),
+)
 async def replace_role(
     org_id: str,
     role_id: str,
@@ -155,7 +195,9 @@ async def replace_role(
     return role_out(row)
 
 
-@router.delete(ORG + "/{role_id}", status_code=204, openapi_extra=permission_extra(f"{PERM}:delete"))
+@router.delete(
+    ORG + "/{role_id}", status_code=204, responses=CONFLICT, openapi_extra=permission_extra(f"{PERM}:delete")
+)
 async def delete_role(
     org_id: str,
     role_id: str,

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
+from api.errors import CONFLICT
+from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain.control import policy_type
 from app.domain.ids import new_id
@@ -37,7 +39,7 @@ _OWNER_ONLY = frozenset(
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class FieldValue(_Strict):
@@ -124,6 +126,57 @@ class TopicIn(_Strict):
         return value
 
 
+class ControlPolicyOut(Out):
+    """A stored event-control policy (checked by :class:`ControlPolicyProfile` when it was saved)."""
+
+    type: Literal["BYPASS", "METRIC", "SET"]
+    status: Literal["ACTIVE", "INACTIVE"]
+    rules: list[MetricRuleIn]
+    peak_hold_duration: float
+    exit_stable_limit: int
+    auto_resolve_duration: float
+
+
+class SharedTopicOut(Out):
+    """A topic as an organization it is shared with sees it."""
+
+    id: str
+    organization_id: str
+    key: str
+    status: Literal["ACTIVE", "INACTIVE"]
+    created_at: Timestamp
+    name_ja: str
+    name_en: str
+    description_ja: str
+    description_en: str
+    access_scope: Literal["private", "restricted", "public"]
+    fields: list[TopicField]
+    template_variables: list[TemplateVariable]
+    control_policy_profile: ControlPolicyOut | None = None
+
+
+class TopicOut(SharedTopicOut):
+    share_with_partner_orgs: bool
+    share_with_license_subscribers: bool
+    share_with_allowed_orgs: bool
+    share_with_sibling_orgs: bool
+    allowed_organization_ids: list[str]
+
+
+class ControlStateOut(Out):
+    partition_key: str
+    status: Literal["ACTUAL", "DRILL", "TEST"]
+    policy_type: Literal["BYPASS", "METRIC", "SET"]
+    episode_open: bool
+    peak: dict[str, Any]
+    last_values: dict[str, Any]
+    stable_count: int
+    set_members: list[Any]
+    last_decision: str | None
+    auto_resolve_at: Timestamp | None
+    updated_at: Timestamp | None
+
+
 def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
     return {
         "id": topic.id,
@@ -142,7 +195,14 @@ async def _get(session: SessionDep, org_id: str, topic: str) -> WorkflowTopic:
     return found
 
 
-@router.post("", status_code=201, openapi_extra=permission_extra("organization.workflow_topic:create"))
+@router.post(
+    "",
+    status_code=201,
+    response_model=TopicOut,
+    response_model_exclude_unset=True,
+    responses=CONFLICT,
+    openapi_extra=permission_extra("organization.workflow_topic:create"),
+)
 async def create_topic(
     org_id: str,
     body: TopicIn,
@@ -161,19 +221,29 @@ async def create_topic(
     return topic_out(topic)
 
 
-@router.get("", openapi_extra=permission_extra("organization.workflow_topic:list"))
+@router.get(
+    "",
+    response_model=Page[TopicOut],
+    response_model_exclude_unset=True,
+    openapi_extra=permission_extra("organization.workflow_topic:list"),
+)
 async def list_topics(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     rows, nxt = await list_in_org(session, WorkflowTopic, org_id, limit=limit, cursor=cursor)
     return page([topic_out(t) for t in rows], nxt)
 
 
-@router.get("/{topic}", openapi_extra=permission_extra("organization.workflow_topic:get"))
+@router.get(
+    "/{topic}",
+    response_model=TopicOut,
+    response_model_exclude_unset=True,
+    openapi_extra=permission_extra("organization.workflow_topic:get"),
+)
 async def get_topic(
     org_id: str,
     topic: str,
@@ -183,7 +253,12 @@ async def get_topic(
     return topic_out(await _get(session, org_id, topic))
 
 
-@router.delete("/{topic}", status_code=204, openapi_extra=permission_extra("organization.workflow_topic:delete"))
+@router.delete(
+    "/{topic}",
+    status_code=204,
+    responses=CONFLICT,
+    openapi_extra=permission_extra("organization.workflow_topic:delete"),
+)
 async def delete_topic(
     org_id: str,
     topic: str,
@@ -204,23 +279,28 @@ async def delete_topic(
 class TopicPatch(_Strict):
     """Fields a PATCH may change (the key is fixed: paths and keys of publishers use it)."""
 
-    name_ja: str | None = Field(default=None, max_length=500)
-    name_en: str | None = Field(default=None, max_length=500)
-    description_ja: str | None = Field(default=None, max_length=5000)
-    description_en: str | None = Field(default=None, max_length=5000)
-    access_scope: Literal["private", "restricted", "public"] | None = None
-    share_with_partner_orgs: bool | None = None
-    share_with_license_subscribers: bool | None = None
-    share_with_allowed_orgs: bool | None = None
-    share_with_sibling_orgs: bool | None = None
-    allowed_organization_ids: list[str] | None = Field(default=None, max_length=1000)
-    fields: list[TopicField] | None = Field(default=None, max_length=200)
-    template_variables: list[TemplateVariable] | None = Field(default=None, max_length=100)
-    status: Literal["ACTIVE", "INACTIVE"] | None = None
-    control_policy_profile: ControlPolicyProfile | None = None
+    name_ja: str = omittable(max_length=500)
+    name_en: str = omittable(max_length=500)
+    description_ja: str = omittable(max_length=5000)
+    description_en: str = omittable(max_length=5000)
+    access_scope: Literal["private", "restricted", "public"] = omittable()
+    share_with_partner_orgs: bool = omittable()
+    share_with_license_subscribers: bool = omittable()
+    share_with_allowed_orgs: bool = omittable()
+    share_with_sibling_orgs: bool = omittable()
+    allowed_organization_ids: list[str] = omittable(max_length=1000)
+    fields: list[TopicField] = omittable(max_length=200)
+    template_variables: list[TemplateVariable] = omittable(max_length=100)
+    status: Literal["ACTIVE", "INACTIVE"] = omittable()
+    control_policy_profile: ControlPolicyProfile | None = Field(default=None, description="null removes the policy")
 
 
-@router.patch("/{topic}", openapi_extra=permission_extra("organization.workflow_topic:update"))
+@router.patch(
+    "/{topic}",
+    response_model=TopicOut,
+    response_model_exclude_unset=True,
+    openapi_extra=permission_extra("organization.workflow_topic:update"),
+)
 async def update_topic(
     org_id: str,
     topic: str,
@@ -233,7 +313,9 @@ async def update_topic(
     keep their state and follow the new thresholds from their next event, except that a change of
     policy type starts every state of the topic afresh (README, "Event control")."""
     row = await _get(session, org_id, topic)
-    changes = body.model_dump(mode="json", exclude_unset=True)
+    # the fields sent, each whole (a nested object's defaults included, as a create stores them)
+    full = body.model_dump(mode="json")
+    changes = {field: full[field] for field in body.model_fields_set}
     if "key" in changes:
         raise InvalidInput("the key of a topic cannot change")
     status = changes.pop("status", None)
@@ -249,7 +331,11 @@ async def update_topic(
     return topic_out(row)
 
 
-@router.get("/{topic}/control_state", openapi_extra=permission_extra("organization.workflow_topic:get"))
+@router.get(
+    "/{topic}/control_state",
+    response_model=ControlStateOut,
+    openapi_extra=permission_extra("organization.workflow_topic:get"),
+)
 async def control_state(
     org_id: str,
     topic: str,
@@ -279,14 +365,19 @@ async def control_state(
     }
 
 
-@shared_router.get("", openapi_extra=permission_extra("organization.workflow_topic:list"))
+@shared_router.get(
+    "",
+    response_model=Page[SharedTopicOut],
+    response_model_exclude_unset=True,
+    openapi_extra=permission_extra("organization.workflow_topic:list"),
+)
 async def list_shared_topics(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     """Topics of other organizations this one may receive (public, or restricted and shared with
     it); a workflow subscribes with ``topic`` and ``topic_organization_id``."""
     rows = [t for t in await shared_topics(session, org_id) if cursor is None or t.id > cursor]

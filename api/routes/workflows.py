@@ -10,6 +10,7 @@ from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.limits import limits_exceeded
+from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
@@ -28,7 +29,7 @@ MAX_ACTIONS = 100  # hard ceiling; TOCSIN_MAX_WORKFLOW_ACTIONS (20 by default) t
 
 
 class WorkflowIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(min_length=1, max_length=200)
     topic: str = Field(min_length=1, max_length=200)
     topic_organization_id: str | None = None
@@ -40,14 +41,31 @@ class WorkflowIn(BaseModel):
 
 
 class WorkflowPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(default=None, min_length=1, max_length=200)
-    topic: str | None = Field(default=None, min_length=1, max_length=200)
-    mode: Literal["ACTUAL", "DRILL", "TEST"] | None = None
-    status: Literal["ACTIVE", "INACTIVE"] | None = None
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = omittable(min_length=1, max_length=200)
+    topic: str = omittable(min_length=1, max_length=200)
+    mode: Literal["ACTUAL", "DRILL", "TEST"] = omittable()
+    status: Literal["ACTIVE", "INACTIVE"] = omittable()
     filter: dict[str, Any] | None = None
     sites: list[str] | None = Field(default=None, max_length=1000)
-    actions: list[Action] | None = Field(default=None, min_length=1, max_length=MAX_ACTIONS)
+    actions: list[Action] = omittable(min_length=1, max_length=MAX_ACTIONS)
+
+
+class WorkflowOut(Out):
+    id: str
+    organization_id: str
+    name: str
+    topic_id: str
+    topic_organization_id: str
+    mode: Literal["ACTUAL", "DRILL", "TEST"]
+    status: Literal["ACTIVE", "INACTIVE"]
+    filter: dict[str, Any] | None
+    sites: list[str] | None
+    actions: list[dict[str, Any]] = Field(
+        description="as given (see WorkflowIn); a webhook secret only as its first characters, except the one "
+        "the server generated, shown once in the answer to the create"
+    )
+    created_at: Timestamp
 
 
 def _invalid(field: str, message: str) -> InvalidInput:
@@ -150,7 +168,9 @@ def _secret(index: int, action: SendWebhook, previous: list[dict[str, Any]] | No
     return action.secret
 
 
-@router.post("", status_code=201, openapi_extra=permission_extra("organization.workflow:create"))
+@router.post(
+    "", status_code=201, response_model=WorkflowOut, openapi_extra=permission_extra("organization.workflow:create")
+)
 async def create_workflow(
     org_id: str,
     body: WorkflowIn,
@@ -185,7 +205,9 @@ async def create_workflow(
     return out
 
 
-@router.patch("/{workflow_id}", openapi_extra=permission_extra("organization.workflow:update"))
+@router.patch(
+    "/{workflow_id}", response_model=WorkflowOut, openapi_extra=permission_extra("organization.workflow:update")
+)
 async def update_workflow(
     org_id: str,
     workflow_id: str,
@@ -241,19 +263,19 @@ async def _announce(state: StateDep, org_id: str, topic: WorkflowTopic | None) -
         await state.config_changed(topic.organization_id, "workflow")
 
 
-@router.get("", openapi_extra=permission_extra("organization.workflow:list"))
+@router.get("", response_model=Page[WorkflowOut], openapi_extra=permission_extra("organization.workflow:list"))
 async def list_workflows(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow:list"))],
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> Page:
+) -> Page[Any]:
     rows, nxt = await list_in_org(session, Workflow, org_id, limit=limit, cursor=cursor)
     return page([workflow_out(w, await _topic_org(session, w)) for w in rows], nxt)
 
 
-@router.get("/{workflow_id}", openapi_extra=permission_extra("organization.workflow:get"))
+@router.get("/{workflow_id}", response_model=WorkflowOut, openapi_extra=permission_extra("organization.workflow:get"))
 async def get_workflow(
     org_id: str,
     workflow_id: str,

@@ -26,7 +26,8 @@ class PublishStatus(StrEnum):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a value of another JSON type than the schema's (false for a metric) is a 422, not coerced
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class EventInfo(_Strict):
