@@ -49,7 +49,8 @@ async def readyz(web: Any, request: Any) -> Any:
 @app.page("/metrics")
 async def prometheus_metrics(web: Any, request: Any) -> Any:
     update_lag()
-    return web.bytes(metrics.exposition(), content_type=metrics.CONTENT_TYPE)
+    # aiohttp refuses a charset inside content_type; the exposition is ASCII anyway
+    return web.bytes(metrics.exposition(), content_type=metrics.CONTENT_TYPE.split("; charset")[0])
 
 
 def update_lag() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from app.kafka_local import LocalKafka
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents
 
@@ -87,38 +85,6 @@ def test_drill_publish_does_not_run_actual_workflow(stack_factory: Callable[...,
         workflows = {s["step"]: s for s in trace["steps"]}["workflows"]["workflows"]
         assert [w["mode_matched"] for w in workflows] == [False]
         assert all_incidents(client) == []
-
-
-def test_publish_answers_503_while_broker_is_down_and_recovers(tmp_path: Path) -> None:
-    broker = LocalKafka(tmp_path / "kafka")
-    broker.start()
-    stack = Stack(tmp_path / "stack", broker.bootstrap, extra_env={"TOCSIN_PRODUCE_TIMEOUT_SECONDS": "4"})
-    try:
-        stack.bootstrap()
-        stack.start_api()
-        with stack.client() as client:
-            assert client.post("/workflow_topics", json={"key": "k"}).status_code == 201
-            body = {"status": "ACTUAL", "data": {"n": 1}}
-            assert client.post("/workflow_topics/k/publish", json=body).status_code == 202
-            broker.stop()
-            for _ in range(3):
-                started = time.monotonic()
-                down = client.post("/workflow_topics/k/publish", json=body, timeout=10)
-                elapsed = time.monotonic() - started
-                assert down.status_code == 503, down.text
-                assert down.json()["code"] == "SYS-001"
-                assert elapsed < 5.0, f"503 took {elapsed:.1f}s"
-            broker.start()
-            recovered = wait_for(
-                lambda: client.post("/workflow_topics/k/publish", json=body, timeout=10).status_code == 202,
-                60,
-                "publishes to succeed again after the broker is back",
-            )
-            assert recovered
-            assert stack.api is not None and stack.api.poll() is None, "the API must not have restarted"
-    finally:
-        stack.stop()
-        broker.stop()
 
 
 _SINK_LINE = re.compile(r"sink=incidents batch=\d+ created=(\d+) updated=(\d+) duplicates=(\d+)")

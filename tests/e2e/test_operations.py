@@ -1,0 +1,104 @@
+"""What an operator reads: readiness of the API and the worker, Prometheus metrics of both,
+and one structured log line per request and per decision that never holds a token or a body."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from tests.support.stack import Stack, wait_for
+from tests.support.workflows import setup_topic
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+SECRET_MARK = "do-not-log-this-body-7f3a"
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of the Prometheus text exposition (0 when absent)."""
+    want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    for line in text.splitlines():
+        match = re.fullmatch(r"([a-z_]+)(?:\{(.*)\})? ([0-9.e+-]+)", line)
+        if match and match.group(1) == name:
+            got = ",".join(sorted(p for p in (match.group(2) or "").split(",") if p))
+            if got == want:
+                return float(match.group(3))
+    return 0.0
+
+
+def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None:
+    stack = stack_factory(extra_env={"TOCSIN_ACCESS_LOG": "true"}).start()
+    token = stack.credentials["access_token"]
+    api, worker = stack.base_url, stack.worker_urls[0]
+    for url in (api, worker):
+        assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
+        ready = httpx.get(f"{url}/readyz")
+        assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
+    assert set(httpx.get(f"{worker}/readyz").json()["checks"]) == {"database", "broker", "tables"}
+
+    n = 20
+    with stack.client() as c:
+        setup_topic(c, "levels", {"type": "METRIC", "rules": [{"metric_name": "v", "threshold": 10}]})
+        ids = []
+        for i in range(n):
+            body = {
+                "status": "ACTUAL",
+                "data": {"secret": SECRET_MARK},
+                "event_control": {"partition_key": f"k{i % 4}", "metrics": {"v": 20 if i % 2 else 1}},
+            }
+            r = c.post("/workflow_topics/levels/publish", json=body, headers={"X-Request-ID": f"rid-{i}"})
+            assert r.status_code == 202, r.text
+            ids.append(r.json()["id"])
+        refused = c.post("/workflow_topics/levels/publish", json={"status": "NOPE"})
+        assert refused.status_code == 422
+
+    worker_log = stack.worker_logs[0]
+    decided = wait_for(
+        lambda: (
+            (found := re.findall(r"decision event_id=(evt_\w+) .*decision=(\w+)", worker_log.read_text()))
+            and len({e for e, _ in found} & set(ids)) == n
+            and found
+        ),
+        60,
+        "a decision line for every event",
+    )
+    kinds = {d for e, d in decided if e in ids}
+    assert kinds <= {"NOTIFY", "SUPPRESS", "UPDATE", "RESOLVE"} and "NOTIFY" in kinds, kinds
+
+    api_metrics = httpx.get(f"{api}/metrics")
+    assert api_metrics.headers["content-type"].startswith("text/plain")
+    assert _metric(api_metrics.text, "tocsin_publishes_total", outcome="accepted", status="202") == n
+    assert _metric(api_metrics.text, "tocsin_publishes_total", outcome="refused", status="422") == 1
+    route = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish"
+    assert _metric(api_metrics.text, "tocsin_http_requests_total", method="POST", route=route, status="202") == n
+
+    def worker_metrics() -> str | None:
+        text = httpx.get(f"{worker}/metrics").text
+        decisions = sum(
+            _metric(text, "tocsin_decisions_total", policy="METRIC", decision=d)
+            for d in ("NOTIFY", "SUPPRESS", "UPDATE", "RESOLVE")
+        )
+        return text if decisions >= n else None
+
+    try:
+        text = wait_for(worker_metrics, 60, "the worker's decision counters")
+    except AssertionError:
+        raise AssertionError(httpx.get(f"{worker}/metrics").text[-3000:]) from None
+    assert "tocsin_consumer_lag{" in text, "the lag of each assigned partition"
+
+    api_log = (stack.var_dir / "api.log").read_text()
+    lines = [line for line in api_log.splitlines() if " request method=POST " in line and "/publish" in line]
+    assert len(lines) == n + 1
+    assert all(re.search(r"status=(202|422) ms=[0-9.]+ request_id=\S+", line) for line in lines)
+    assert {f"request_id=rid-{i}" for i in range(n)} <= {
+        m for line in lines for m in re.findall(r"request_id=\S+", line)
+    }
+    for text, where in ((api_log, "API log"), (worker_log.read_text(), "worker log")):
+        assert token not in text and token.split("_", 1)[-1][:16] not in text, f"a token in the {where}"
+        assert SECRET_MARK not in text, f"an event body in the {where}"
+    print(
+        f"\noperations: API and worker ready; {n} publishes → {n} request lines and {n} decision lines "
+        f"({sorted(kinds)}), metrics counted them, no token or body in either log"
+    )
