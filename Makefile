@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint unit bench system-deps clean
+.PHONY: help run test lint unit fuzz bench system-deps clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ unit: $(STAMP) ## Only the fast tests that need no broker or database server
 
 test: $(STAMP) system-deps lint ## Lint, then every test against real Kafka, SQLite and PostgreSQL
 	$(BIN)/python -m pytest -q
+
+fuzz: $(STAMP) system-deps ## Longer hostile-input runs: schemathesis on every operation and hypothesis on every parser (TOCSIN_FUZZ_EXAMPLES, default 200)
+	TOCSIN_FUZZ_EXAMPLES=$${TOCSIN_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -q -s tests/api/test_openapi_fuzz.py tests/unit/test_parser_fuzz.py
 
 bench: $(STAMP) ## Benchmarks (publish, IAM, exchange, control agent, webhook latency), each with a same-run baseline
 	@scripts/system-deps.sh --bench

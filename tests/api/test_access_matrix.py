@@ -109,7 +109,12 @@ DOCUMENTED |= {
     ("GET", ORG + "/events/{event_id}"): "organization.event:get",
 }
 # No bearer token: health, and the token exchange (RFC 8693; tested in test_federation.py).
-PUBLIC = {("GET", "/healthz"), ("GET", "/readyz"), ("POST", "/auth/workload-identity/{credential_id}/token")}
+PUBLIC = {
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+    ("POST", "/auth/workload-identity/{credential_id}/token"),
+}
 ALL_PERMISSIONS = [
     f"organization.{r}:{a}"
     for r in (
