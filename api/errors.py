@@ -108,8 +108,6 @@ def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None
     return None
 
 
-
-
 UNEXPECTED = error_body("SYS-000", "internal error")
 NOT_JSON = {"fields": [{"field": "", "message": "the body is not valid JSON", "type": "json_invalid"}]}
 NESTED_TOO_DEEP = {"fields": [{"field": "", "message": "JSON nested too deeply", "type": "json_invalid"}]}
