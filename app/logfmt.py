@@ -6,16 +6,17 @@ a secret or an event body.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:/@+")
+_NEEDS_QUOTES = re.compile(r"[^A-Za-z0-9_\-.:/@+]").search
 
 
 def _value(value: Any) -> str:
     if value is None:
         return "-"
     text = value if isinstance(value, str) else str(value)
-    if text and all(c in _PLAIN for c in text):
+    if text and _NEEDS_QUOTES(text) is None:
         return text
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'"{escaped}"'
@@ -23,4 +24,4 @@ def _value(value: Any) -> str:
 
 def line(event: str, **fields: Any) -> str:
     """``event`` followed by the fields in order, each value quoted when it needs to be."""
-    return " ".join([event, *(f"{key}={_value(value)}" for key, value in fields.items())])
+    return " ".join([event, *[f"{key}={_value(value)}" for key, value in fields.items()]])

@@ -278,6 +278,7 @@ async def process_batch(events: list[Any]) -> None:
     for key, (trace, rec) in mirrors.items():
         # The newest state of each key in this batch, for the control_state route (stored by the trace sink).
         trace["control_state"] = _mirror(key, written[key][1], rec)
+    flush_decision_log()
     await outbox.deliver()
     await write_values(control_states, [(event, key, dump_control(stored)) for key, (event, stored) in written.items()])
     for key, (_event, stored) in written.items():
@@ -302,6 +303,16 @@ async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox
 
 
 _decision_counts: dict[tuple[str, str], Any] = {}
+_decision_lines: list[str] = []
+
+
+def flush_decision_log() -> None:
+    """Write the batch's decision lines with one logging call (a call per line cost more than
+    the decision itself): one record whose message is one logfmt line per decision."""
+    if _decision_lines:
+        if log.isEnabledFor(logging.INFO):
+            log.info("\n".join(_decision_lines))
+        _decision_lines.clear()
 
 
 def observe_decision(record: dict[str, Any], actions: int) -> None:
@@ -312,8 +323,8 @@ def observe_decision(record: dict[str, Any], actions: int) -> None:
     if counter is None:
         counter = _decision_counts[label] = metrics.DECISIONS.labels(*label)
     counter.inc()
-    if settings.decision_log and log.isEnabledFor(logging.INFO):
-        log.info(
+    if settings.decision_log:
+        _decision_lines.append(
             logfmt.line(
                 "decision",
                 event_id=record["id"],

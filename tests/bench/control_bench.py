@@ -63,13 +63,15 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
         for i in range(total):
             key, step = f"site-{i % KEYS}", i // KEYS
             level = 10.0 + step - (1 if step % 10 == 9 else 0)  # rises, and every tenth value repeats
-            request = PublishRequest.model_validate(
-                {
-                    "status": "ACTUAL",
-                    "data": {"level": level},
-                    "event": {"name": f"{key} level {level}"},
-                    "event_control": {"partition_key": key, "metrics": {"level": level}},
-                }
+            request = PublishRequest.model_validate_json(  # from JSON, as the API parses a publish
+                json.dumps(
+                    {
+                        "status": "ACTUAL",
+                        "data": {"level": level},
+                        "event": {"name": f"{key} level {level}"},
+                        "event_control": {"partition_key": key, "metrics": {"level": level}},
+                    }
+                )
             )
             value = publish_record(
                 event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
