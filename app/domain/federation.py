@@ -52,6 +52,15 @@ _NAMESPACED = re.compile(r'\[\s*("(?:[^"\\]|\\.)*")\s*\](?=\s*\[)')
 _OPERAND_START = set("(!,&|=<>?:[+-*/%") | {""}
 
 
+def _last_significant(out: list[str]) -> str:
+    """The last non-space character written so far ("" if none), without joining ``out`` again
+    for every ``[`` (that was quadratic in the condition's length)."""
+    for piece in reversed(out):
+        if stripped := piece.rstrip():
+            return stripped[-1]
+    return ""
+
+
 def translate_condition(expression: str) -> str:
     """Rewrite top-level ``["ns"]["claim"]`` operands to ``claims["ns"]["claim"]``."""
     out: list[str] = []
@@ -64,11 +73,8 @@ def translate_condition(expression: str) -> str:
             out.append(expression[i:end])
             i = end
             continue
-        if ch == "[":
-            before = "".join(out).rstrip()
-            prev = before[-1:] if before else ""
-            if prev in _OPERAND_START and not before.endswith(("]", ")")) and _NAMESPACED.match(expression, i):
-                out.append("claims")
+        if ch == "[" and _last_significant(out) in _OPERAND_START and _NAMESPACED.match(expression, i):
+            out.append("claims")
         out.append(ch)
         i += 1
     return "".join(out)

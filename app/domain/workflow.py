@@ -118,7 +118,13 @@ def webhook_url_problem(url: str, *, allow_http: bool) -> str | None:
     """Why a webhook URL cannot be saved (None when it can): an absolute https URL with a host
     and no credentials; plain http only where private networks are allowed (tests, ``make run``).
     Where it points is checked at every delivery by the SSRF guard, on the address connected to."""
-    parsed = urlsplit(url)
+    if any(c <= " " or c == "\x7f" for c in url):
+        # urlsplit drops leading spaces and every tab or newline: what is saved must be what is parsed
+        return "a webhook URL has no spaces or control characters"
+    try:
+        parsed = urlsplit(url)
+    except ValueError:  # ``http://[::1``, a bracketed host that is no IP, a netloc that NFKC changes
+        return "the webhook URL is malformed"
     if parsed.scheme not in ("https", "http") or (parsed.scheme == "http" and not allow_http):
         return "a webhook URL is https" + (" (or http where private networks are allowed)" if allow_http else "")
     if not parsed.hostname:
