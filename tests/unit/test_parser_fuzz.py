@@ -277,8 +277,8 @@ def test_notification_objects_validate_or_refuse(value: Any) -> None:
 
 FIELDS = [
     {"id": "mag", "path": "quake.magnitude", "values": [{"type": "number", "operators": [">=", "<", "IN"]}]},
-    {"id": "area", "path": "quake.area", "site": True, "values": [{"type": "string", "operators": ["==", "IN"]}]},
-    {"id": "flag", "path": "flag", "values": [{"type": "boolean", "operators": ["=="]}]},
+    {"id": "area", "path": "quake.area", "site": True, "values": [{"type": "string", "operators": ["=", "IN"]}]},
+    {"id": "flag", "path": "flag", "values": [{"type": "boolean", "operators": ["="]}]},
 ]
 FILTER_SEED = {
     "all": [{"field": "mag", "operator": ">=", "value": 5}, {"field": "area", "operator": "IN", "value": ["x"]}]
