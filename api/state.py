@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import InvalidProducerEpoch, OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -24,6 +25,10 @@ from app.settings import Settings
 from app.store.models import AccessToken
 
 log = logging.getLogger(__name__)
+
+
+# Send failures after which an idempotent producer never succeeds again (its id or sequence is refused).
+PRODUCER_FATAL = (OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId, InvalidProducerEpoch)
 
 
 def new_producer(settings: Settings) -> AIOKafkaProducer:
@@ -87,18 +92,23 @@ class ApiState:
             workflows_per_topic=s.max_workflows_per_topic,
         )
 
-    async def renew_producer_if_dead(self) -> None:
-        """Replace the producer when its sender task has died.
+    async def renew_producer_if_dead(self, used: AIOKafkaProducer, failure: BaseException | None = None) -> None:
+        """Replace ``used`` (the producer a send just failed on) when it cannot recover by itself.
 
-        aiokafka's idempotent producer ends its sender on ``OutOfOrderSequenceNumber`` (seen when
-        the broker restarts with batches in flight) and then fails every later send at once: the
-        replica would answer 503 forever. A new producer gets a new producer id and works.
+        After a broker restart with batches in flight, aiokafka's idempotent producer either ends
+        its sender task or keeps its sequence numbers while the broker refuses them with
+        ``OutOfOrderSequenceNumber``; either way every later send fails and the replica would
+        answer 503 forever (tests/e2e/test_faults.py saw both). A new producer gets a new
+        producer id and works. Only the producer still in use is replaced, once.
         """
-        old = self.producer
-        sender = getattr(old, "_sender", None)
+        if used is not self.producer:
+            return  # another request renewed it meanwhile
+        sender = getattr(used, "_sender", None)
         task = getattr(sender, "sender_task", None)
-        if task is None or not task.done():
+        dead = task is not None and task.done()
+        if not dead and not isinstance(failure, PRODUCER_FATAL):
             return
+        old = used
         async with self._renew_lock:
             if self.producer is not old:
                 return  # another request renewed it meanwhile
@@ -110,8 +120,9 @@ class ApiState:
                 await fresh.stop()
                 raise
             self.producer = fresh
-            failure = task.exception() if not task.cancelled() else None
-            log.warning("the Kafka producer's sender had stopped (%r); replaced it", failure)
+            if dead and task is not None and not task.cancelled():
+                failure = task.exception()
+            log.warning("the Kafka producer could not recover (%r); replaced it", failure)
             self.tasks.append(asyncio.create_task(old.stop()))
 
     def invalidate(self, org_id: str) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 
+from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
 from pydantic import Field
@@ -137,17 +138,18 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
 async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timestamp_ms: int) -> None:
     """Send and wait for the broker's acknowledgement, or fail with 503 within the timeout."""
     settings = state.settings
+    producer = state.producer
     try:
         async with asyncio.timeout(settings.produce_timeout_seconds):
-            sent = await state.producer.send(settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms)
+            sent = await producer.send(settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms)
             await sent
     except (TimeoutError, KafkaError) as exc:
-        await _renew_quietly(state)
+        await _renew_quietly(state, producer, exc)
         raise Unavailable("the event broker is unavailable; the event was not accepted, retry later") from exc
 
 
-async def _renew_quietly(state: ApiState) -> None:
+async def _renew_quietly(state: ApiState, producer: AIOKafkaProducer, failure: BaseException) -> None:
     try:
-        await state.renew_producer_if_dead()
+        await state.renew_producer_if_dead(producer, failure)
     except (TimeoutError, KafkaError) as exc:
         logging.getLogger(__name__).warning("could not replace the stopped Kafka producer yet: %r", exc)
