@@ -108,9 +108,8 @@ class ApiState:
         dead = task is not None and task.done()
         if not dead and not isinstance(failure, PRODUCER_FATAL):
             return
-        old = used
         async with self._renew_lock:
-            if self.producer is not old:
+            if self.producer is not used:
                 return  # another request renewed it meanwhile
             fresh = new_producer(self.settings)
             try:
@@ -123,7 +122,7 @@ class ApiState:
             if dead and task is not None and not task.cancelled():
                 failure = task.exception()
             log.warning("the Kafka producer could not recover (%r); replaced it", failure)
-            self.tasks.append(asyncio.create_task(old.stop()))
+            self.tasks.append(asyncio.create_task(used.stop()))
 
     def invalidate(self, org_id: str) -> None:
         self.topics.invalidate_org(org_id)

@@ -26,13 +26,9 @@ def tables_check() -> str:
     return OK
 
 
-def _json(web: Any, body: dict[str, Any], status: int) -> Any:
-    return web.json(body, status=status)
-
-
 @app.page("/healthz")
 async def healthz(web: Any, request: Any) -> Any:
-    return _json(web, {"status": "ok"}, 200)
+    return web.json({"status": "ok"}, status=200)
 
 
 @app.page("/readyz")
@@ -43,7 +39,7 @@ async def readyz(web: Any, request: Any) -> Any:
     )
     checks = {"database": database, "broker": broker, "tables": tables_check()}
     ok = all(v == OK for v in checks.values())
-    return _json(web, {"status": "ready" if ok else "not ready", "checks": checks}, 200 if ok else 503)
+    return web.json({"status": "ready" if ok else "not ready", "checks": checks}, status=200 if ok else 503)
 
 
 @app.page("/metrics")
