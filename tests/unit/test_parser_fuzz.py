@@ -3,8 +3,9 @@ subject filters, CEL attribute conditions, publish bodies and their limits, noti
 objects, workflow filters and templates.
 
 Each parser either accepts an input or refuses it with its documented error (the one the API
-maps to 422 / 400); no other exception escapes, and no input takes longer than
-:data:`BOUND_SECONDS` (a user-supplied regex or condition must not hang a request).
+maps to 422 / 400); no other exception escapes, and no input uses more than
+:data:`tests.support.bounds.BOUND_SECONDS` of CPU time (a user-supplied regex or condition must
+not hang a request).
 
 ``TOCSIN_FUZZ_EXAMPLES`` raises the example count (``make fuzz``); the default keeps the file
 under a minute here.
@@ -14,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pytest
@@ -31,10 +30,10 @@ from app.domain.limits import PublishLimits, publish_violations
 from app.domain.notification import NotificationObject
 from app.domain.publish import PublishRequest
 from app.domain.workflow import render_template
+from tests.support.bounds import bounded
 
 T = TypeVar("T")
 EXAMPLES = int(os.environ.get("TOCSIN_FUZZ_EXAMPLES", "0")) or None
-BOUND_SECONDS = 0.25  # per input, on this 2-core machine (a parse takes microseconds)
 settings.register_profile(
     "tocsin-fuzz",
     max_examples=EXAMPLES or 150,
@@ -43,14 +42,6 @@ settings.register_profile(
     derandomize=EXAMPLES is None,  # the bounded run in `make test` is reproducible
 )
 FUZZ = settings.get_profile("tocsin-fuzz")
-
-
-@contextmanager
-def bounded(what: Any) -> Iterator[None]:
-    started = time.perf_counter()
-    yield
-    took = time.perf_counter() - started
-    assert took < BOUND_SECONDS, f"{took * 1000:.0f} ms for {what!r}"
 
 
 def accepts_or_refuses(parse: Callable[[], T], *refusals: type[BaseException], what: Any) -> T | None:

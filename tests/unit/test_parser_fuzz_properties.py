@@ -6,7 +6,7 @@ nested-quantifier tails are refused outright, and the regressions fuzzing found 
 - ``webhook_url_problem`` let ``urlsplit``'s ValueError escape (``http://[::1``): a 500 on save;
 - ``translate_condition`` re-joined its output for every ``[``: quadratic in the condition.
 
-Every call is timed (:data:`BOUND_SECONDS`); ``TOCSIN_FUZZ_EXAMPLES`` raises the example count.
+Every call is bounded in CPU time (:mod:`tests.support.bounds`); ``TOCSIN_FUZZ_EXAMPLES`` raises the example count.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ import json
 import os
 import re
 import string
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -40,10 +38,10 @@ from app.domain.filters import OPERATOR_TYPES, compile_filter, validate_filter
 from app.domain.notification import NotificationObject
 from app.domain.publish import PublishRequest, publish_record
 from app.domain.workflow import webhook_url_problem
+from tests.support.bounds import bounded
 
 T = TypeVar("T")
 EXAMPLES = int(os.environ.get("TOCSIN_FUZZ_EXAMPLES", "0")) or None
-BOUND_SECONDS = 0.25
 settings.register_profile(
     "tocsin-fuzz-properties",
     max_examples=EXAMPLES or 100,
@@ -52,14 +50,6 @@ settings.register_profile(
     derandomize=EXAMPLES is None,
 )
 FUZZ = settings.get_profile("tocsin-fuzz-properties")
-
-
-@contextmanager
-def bounded(what: Any) -> Iterator[None]:
-    started = time.perf_counter()
-    yield
-    took = time.perf_counter() - started
-    assert took < BOUND_SECONDS, f"{took * 1000:.0f} ms for {str(what)[:80]!r}"
 
 
 def timed(call: Callable[[], T], what: Any) -> T:
