@@ -65,6 +65,12 @@ DEAD_LETTERS = Counter(
     ["stage"],
     registry=REGISTRY,
 )
+RECORD_GAPS = Counter(
+    "tocsin_control_record_gaps",
+    "Publish records the control agent did not receive in offset order (a gap in a partition)",
+    ["partition"],
+    registry=REGISTRY,
+)
 CONSUMER_LAG = Gauge(
     "tocsin_consumer_lag",
     "Records not yet read by this worker, per topic partition it is assigned",

@@ -121,6 +121,42 @@ class StateCache:
 state_cache = StateCache()
 
 
+class OffsetWatch:
+    """The next offset the agent expects per partition of the publish topic, within one
+    assignment (a rebalance seeks back to the committed offsets: records come again, which the
+    states' offsets skip). Publish offsets are contiguous (no transactions, no compaction), so a
+    record arriving past the expected offset means records of that partition never reached the
+    agent: logged and counted, since a later record of the same key moves its state past them."""
+
+    def __init__(self) -> None:
+        self.expected: dict[int, int] = {}
+        self.generation = -1
+
+    def check(self, generation: int, events: list[Any]) -> None:
+        if generation != self.generation:
+            self.expected.clear()
+            self.generation = generation
+        expected = self.expected
+        for event in events:
+            partition, offset = event.message.partition, event.message.offset
+            want = expected.get(partition)
+            if want is None or offset == want:
+                expected[partition] = offset + 1
+            elif offset > want:
+                log.warning(
+                    "control: partition %d: records %d..%d did not reach the agent before %d",
+                    partition,
+                    want,
+                    offset - 1,
+                    offset,
+                )
+                metrics.RECORD_GAPS.labels(str(partition)).inc(offset - want)
+                expected[partition] = offset + 1
+
+
+offset_watch = OffsetWatch()
+
+
 _policies: dict[int, tuple[Any, Policy]] = {}
 
 
@@ -220,6 +256,7 @@ def _log_lag(events: list[Any]) -> None:
 async def process_batch(events: list[Any]) -> None:
     _log_lag(events)
     state_cache.check(app.rebalancing_count)
+    offset_watch.check(app.rebalancing_count, events)
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
     mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}  # key → (its last trace, its record)

@@ -75,10 +75,18 @@ def active_partitions(source: Any) -> frozenset[int]:
 
 
 async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> None:
-    """Write ``(event, key, value)`` items: the local RocksDB partition of each event, then the
-    changelog records of each partition as one producer batch, awaited until the broker has them,
-    then the persisted changelog offset — what ``table[key] = value`` does, but one Kafka send per
+    """Write ``(event, key, value)`` items: the changelog records of each partition as one
+    producer batch, awaited until the broker has them, then the local RocksDB partition and the
+    persisted changelog offset — what ``table[key] = value`` does, but one Kafka send per
     partition and batch instead of one per key.
+
+    The changelog goes first so that RocksDB never holds a state the changelog lacks. Written the
+    other way round, a worker killed between the two kept a newer state locally than in the
+    changelog; it went on from the newer one, but a worker that later rebuilt the table from the
+    changelog (a lost disk, or the partition moving to another worker) got the older state back
+    while the records in between were committed: decisions from a stale state. Now a kill before
+    the local write leaves RocksDB behind, and recovery replays the missing records from the
+    changelog (from the persisted offset, which is only moved after the local write).
 
     ``table[key] = value`` queues each changelog record as a FutureMessage through Faust's
     producer buffer (about the cost of a whole ``send`` per key: a third of the control agent's
@@ -97,11 +105,12 @@ async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> Non
     for item in items:
         by_partition[item[0].message.partition].append(item)
     sent: list[tuple[int, int, Any]] = []  # (partition, records in the batch, delivery future)
+    local: dict[int, Any] = {}
     for partition, group in by_partition.items():
-        local = rocksdict.WriteBatch(raw_mode=True)  # as Faust's own changelog recovery writes
+        local[partition] = writes = rocksdict.WriteBatch(raw_mode=True)  # as Faust's own changelog recovery writes
         batch, count = producer.create_batch(), 0
         for _event, key, value in group:
-            local.put(key, value)
+            writes.put(key, value)
             if batch.append(key=key, value=value, timestamp=None) is None:  # full: send it, start another
                 if count:
                     sent.append((partition, count, await producer.send_batch(batch, changelog, partition=partition)))
@@ -109,14 +118,14 @@ async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> Non
                 if count or batch.append(key=key, value=value, timestamp=None) is None:
                     raise ValueError(f"a state of {len(value)} bytes does not fit in a producer batch")
             count += 1
-        store._db_for_partition(partition).write(local)
         sent.append((partition, count, await producer.send_batch(batch, changelog, partition=partition)))
     results = await asyncio.gather(*(future for _p, _n, future in sent))
     last: dict[int, int] = {}
     for (partition, count, _future), meta in zip(sent, results, strict=True):
         last[partition] = max(last.get(partition, -1), meta.offset + count - 1)
-    for partition, offset in last.items():
-        store.set_persisted_offset(TP(changelog, partition), offset)
+    for partition, writes in local.items():
+        store._db_for_partition(partition).write(writes)
+        store.set_persisted_offset(TP(changelog, partition), last[partition])
 
 
 def read_value(table: Any, key: bytes) -> bytes | None:

@@ -1,0 +1,128 @@
+"""How the control agent's state writes reach the changelog and RocksDB, and how it notices
+publish records that never reached it; with fakes for Faust's store and producer (no broker)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import tables.control
+from app import metrics
+from streams.control import OffsetWatch
+from tables.control import write_values
+
+CHANGELOG = "t.w.control-state-changelog"
+
+
+class FakeBatch:
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes]] = []
+
+    def append(self, *, key: bytes, value: bytes, timestamp: None) -> object:
+        self.records.append((key, value))
+        return object()  # not full
+
+
+class FakeProducer:
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, FakeBatch, asyncio.Future[Any]]] = []
+
+    def create_batch(self) -> FakeBatch:
+        return FakeBatch()
+
+    async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> asyncio.Future[Any]:
+        assert topic == CHANGELOG
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.sent.append((partition, batch, future))
+        return future
+
+
+class FakeStore:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def _db_for_partition(self, partition: int) -> Any:
+        return SimpleNamespace(write=lambda batch: self.log.append(f"rocksdb {partition} {len(batch)}"))
+
+    def set_persisted_offset(self, tp: Any, offset: int) -> None:
+        self.log.append(f"persisted {tp.topic} {tp.partition} {offset}")
+
+
+def _event(partition: int, offset: int = 0) -> Any:
+    return SimpleNamespace(message=SimpleNamespace(partition=partition, offset=offset))
+
+
+@pytest.fixture
+def fakes(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, FakeProducer, list[str]]:
+    log: list[str] = []
+    producer = FakeProducer()
+    monkeypatch.setattr(
+        tables.control, "app", SimpleNamespace(producer=SimpleNamespace(_ensure_producer=lambda: producer))
+    )
+    table = SimpleNamespace(data=FakeStore(log), changelog_topic=SimpleNamespace(get_topic_name=lambda: CHANGELOG))
+    return table, producer, log
+
+
+ITEMS = [(_event(0), b"k1", b"v1"), (_event(1), b"k2", b"v2"), (_event(0), b"k3", b"v3")]
+
+
+async def test_rocksdb_is_written_only_after_the_changelog_has_the_states(fakes: Any) -> None:
+    table, producer, log = fakes
+    writing = asyncio.create_task(write_values(table, ITEMS))
+    for _ in range(10):  # let it send both partitions' batches and wait for the broker
+        await asyncio.sleep(0)
+    assert [(p, batch.records) for p, batch, _f in producer.sent] == [
+        (0, [(b"k1", b"v1"), (b"k3", b"v3")]),
+        (1, [(b"k2", b"v2")]),
+    ]
+    assert not writing.done() and log == [], "RocksDB written before the changelog acknowledged the states"
+    for offset, (_p, _batch, future) in zip((40, 7), producer.sent, strict=True):
+        future.set_result(SimpleNamespace(offset=offset))  # the base offset of the batch
+    await writing
+    assert log == ["rocksdb 0 2", f"persisted {CHANGELOG} 0 41", "rocksdb 1 1", f"persisted {CHANGELOG} 1 7"]
+
+
+async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset_alone(fakes: Any) -> None:
+    table, producer, log = fakes
+    writing = asyncio.create_task(write_values(table, ITEMS))
+    for _ in range(10):
+        await asyncio.sleep(0)
+    producer.sent[0][2].set_result(SimpleNamespace(offset=0))
+    producer.sent[1][2].set_exception(RuntimeError("NotEnoughReplicas"))
+    with pytest.raises(RuntimeError, match="NotEnoughReplicas"):
+        await writing
+    assert log == []  # the batch is redelivered and decided again: nothing of it may be stored
+
+
+def _gaps(partition: int) -> float:
+    value = metrics.REGISTRY.get_sample_value("tocsin_control_record_gaps_total", {"partition": str(partition)})
+    return value or 0.0
+
+
+def test_offset_watch_reports_records_that_never_reached_the_agent(caplog: pytest.LogCaptureFixture) -> None:
+    watch = OffsetWatch()
+    before = _gaps(7)
+    with caplog.at_level(logging.WARNING, logger="streams.control"):
+        watch.check(1, [_event(7, 10), _event(7, 11), _event(8, 3)])
+        watch.check(1, [_event(7, 12), _event(7, 15), _event(8, 4)])  # 13 and 14 of partition 7 skipped
+        watch.check(1, [_event(7, 16)])
+    assert _gaps(7) - before == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        "control: partition 7: records 13..14 did not reach the agent before 15"
+    ]
+
+
+def test_offset_watch_accepts_the_records_a_rebalance_delivers_again(caplog: pytest.LogCaptureFixture) -> None:
+    watch = OffsetWatch()
+    with caplog.at_level(logging.WARNING, logger="streams.control"):
+        watch.check(1, [_event(2, 100), _event(2, 101), _event(2, 102)])
+        # a rebalance seeks back to the committed offset: earlier records come again, then new ones
+        watch.check(2, [_event(2, 95), _event(2, 96)])
+        watch.check(2, [_event(2, 97), _event(2, 98), _event(2, 99), _event(2, 100), _event(2, 101), _event(2, 103)])
+    assert [r.getMessage() for r in caplog.records] == [
+        "control: partition 2: records 102..102 did not reach the agent before 103"
+    ]
