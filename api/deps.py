@@ -8,14 +8,13 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.state import ApiState
 from app.domain import iam
 from app.domain.principal import Principal
 from app.domain.tokens import is_well_formed, token_hash
-from app.errors import AuthenticationError, NotFound, PermissionDenied, Unavailable
+from app.errors import AuthenticationError, NotFound, PermissionDenied
 from app.identity import federated_tokens
 from app.store.accounts import load_principal, lookup_token
 from app.store.models import Account, FederatedCredential
@@ -30,11 +29,9 @@ StateDep = Annotated[ApiState, Depends(get_state)]
 
 
 async def get_session(state: StateDep) -> AsyncIterator[AsyncSession]:
-    try:
-        async with state.sessions() as session:
-            yield session
-    except OperationalError as exc:
-        raise Unavailable("the database is unavailable; retry later") from exc
+    # A database that cannot be reached is answered 503 SYS-001 by api/errors.py (one classification for every route).
+    async with state.sessions() as session:
+        yield session
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
@@ -63,11 +60,8 @@ async def authenticate(state: ApiState, authorization: str | None) -> Principal:
 
 
 async def _load_principal(state: ApiState, token: str) -> tuple[str, Principal]:
-    try:
-        async with state.sessions() as session:
-            found = await lookup_token(session, token_hash(token), datetime.now(UTC))
-    except OperationalError as exc:
-        raise Unavailable("the database is unavailable; retry later") from exc
+    async with state.sessions() as session:
+        found = await lookup_token(session, token_hash(token), datetime.now(UTC))
     if found.expired:
         raise AuthenticationError("AUT-004", "access token expired")
     if found.principal is None:
@@ -84,21 +78,18 @@ async def _load_federated(state: ApiState, token: str) -> tuple[str, Principal]:
         raise AuthenticationError("AUT-003", "unknown access token")
     if claims.expires_at <= time.time():
         raise AuthenticationError("AUT-004", "access token expired")
-    try:
-        async with state.sessions() as session:
-            account = await session.get(Account, claims.service_account_id)
-            credential = await session.get(FederatedCredential, claims.credential_id)
-            if (
-                account is None
-                or credential is None
-                or account.status != "ACTIVE"
-                or credential.status != "ACTIVE"
-                or credential.service_account_id != account.id
-            ):
-                raise AuthenticationError("AUT-003", "the token's account or credential is inactive or deleted")
-            principal = await load_principal(session, account, token_id=f"fed:{credential.id}")
-    except OperationalError as exc:
-        raise Unavailable("the database is unavailable; retry later") from exc
+    async with state.sessions() as session:
+        account = await session.get(Account, claims.service_account_id)
+        credential = await session.get(FederatedCredential, claims.credential_id)
+        if (
+            account is None
+            or credential is None
+            or account.status != "ACTIVE"
+            or credential.status != "ACTIVE"
+            or credential.service_account_id != account.id
+        ):
+            raise AuthenticationError("AUT-003", "the token's account or credential is inactive or deleted")
+        principal = await load_principal(session, account, token_id=f"fed:{credential.id}")
     return principal.organization_id, principal
 
 
