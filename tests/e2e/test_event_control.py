@@ -218,6 +218,20 @@ def _count(pattern: re.Pattern[str], log: Path) -> int:
     return sum(int(m.group(1)) for m in pattern.finditer(log.read_text(errors="replace")))
 
 
+_EVIDENCE = re.compile(r"did not reach the agent|redelivered records were applied|rebalancing|\(generation \d+\)")
+
+
+def _worker_evidence(stack: Stack) -> str:
+    """What the workers logged about gaps, skips and rebalances: printed when decisions are missing."""
+    lines = [
+        f"{log.name}: {line[:240]}"
+        for log in stack.worker_logs
+        for line in log.read_text(errors="replace").splitlines()
+        if _EVIDENCE.search(line)
+    ]
+    return "\n".join(lines[-60:])
+
+
 def _expected(values: list[float]) -> list[str]:
     policy, state, out = Policy.from_profile(METRIC_PROFILE), ControlState(), []
     for v in values:
@@ -297,12 +311,18 @@ def test_kill_9_and_lost_rocksdb_give_the_decisions_of_an_uninterrupted_run(
 
         mismatches = []
         for k in keys:
-            got = [decision_of(client, e, timeout=120) for e in sent[k]]
+            try:
+                got = [decision_of(client, e, timeout=120) for e in sent[k]]
+            except AssertionError as missing:
+                raise AssertionError(f"{k}: {missing}\nworkers:\n{_worker_evidence(stack)}") from missing
             if got != _expected(values[k]):
                 mismatches.append(
                     (k, next(i for i, (a, b) in enumerate(zip(got, _expected(values[k]), strict=True)) if a != b))
                 )
-        assert mismatches == [], f"decisions differ from an uninterrupted run at (key, index) {mismatches}"
+        assert mismatches == [], (
+            f"decisions differ from an uninterrupted run at (key, index) {mismatches}\n"
+            f"workers:\n{_worker_evidence(stack)}"
+        )
 
         expected_notifies = sum(_expected(values[k]).count("NOTIFY") for k in keys)
         expected_resolves = sum(_expected(values[k]).count("RESOLVE") for k in keys)
