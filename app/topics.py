@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from app.settings import Settings
 
@@ -79,3 +80,17 @@ async def ensure_topics(settings: Settings) -> None:
                     raise RuntimeError(f"cannot create Kafka topic {topic}: error {code} {rest}")
     finally:
         await admin.close()
+
+
+async def ensure_topics_when_reachable(settings: Settings, max_delay: float = 30.0) -> None:
+    """:func:`ensure_topics`, waiting for the broker if it is not reachable yet: an API or a
+    worker started before or during a broker outage waits (logging each retry) instead of exiting."""
+    delay = 1.0
+    while True:
+        try:
+            await ensure_topics(settings)
+            return
+        except KafkaError as exc:
+            log.warning("broker %s not reachable (%s); retrying in %.0f s", settings.kafka_bootstrap, exc, delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, max_delay)

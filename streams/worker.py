@@ -6,11 +6,9 @@ import asyncio
 import logging
 from pathlib import Path
 
-from aiokafka.errors import KafkaError
-
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
-from app.topics import ensure_topics
+from app.topics import ensure_topics_when_reachable
 from streams import actions, control, idempotency, ops, sinks
 from streams.resources import resources
 from streams.retry import RetryScheduler
@@ -51,25 +49,11 @@ async def retry_scheduler() -> None:
             await asyncio.sleep(1.0)
 
 
-async def _ensure_topics_when_reachable() -> None:
-    """Create the topics, waiting for the broker if it is not reachable yet (a worker started
-    before or during a broker outage waits instead of exiting)."""
-    delay = 1.0
-    while True:
-        try:
-            await ensure_topics(settings)
-            return
-        except KafkaError as exc:
-            log.warning("broker %s not reachable (%s); retrying in %.0f s", settings.kafka_bootstrap, exc, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 30.0)
-
-
 def run_worker(loglevel: str = "info") -> None:
     from faust.worker import Worker
 
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
-    asyncio.run(_ensure_topics_when_reachable())  # the changelogs are named after this worker's group
+    asyncio.run(ensure_topics_when_reachable(settings))  # the changelogs are named after this worker's group
     worker = Worker(app, loglevel=loglevel, quiet=True)
     worker.spinner = None  # with a spinner (log level ≥ WARN) Faust sets the root logger to DEBUG
     worker.execute_from_commandline()

@@ -170,3 +170,40 @@ def test_database_stopped_answers_503_and_writes_nothing_half(tmp_path: Path, ka
             publisher.stop()
         stack.stop()
         pg.stop()
+
+
+def test_api_and_worker_started_before_the_broker_wait_for_it(tmp_path: Path) -> None:
+    """A broker that is not up yet (a host restarting, a cluster coming back) is waited for: the
+    API and the worker log each retry, stay alive, and serve once it answers."""
+    started = time.monotonic()
+    broker = LocalKafka(tmp_path / "kafka")
+    broker.start()  # formatted, with its port fixed; then down while Tocsin starts
+    broker.stop()
+    stack = Stack(tmp_path / "stack", broker.bootstrap)
+    api_log = stack.var_dir / "api.log"
+    try:
+        stack.bootstrap()  # the database only
+        stack.api = stack._spawn("api", api_log)
+        worker = stack.start_worker()
+        for name, log in (("API", api_log), ("worker", stack.worker_logs[0])):
+            wait_for(lambda log=log: "not reachable" in Stack.tail(log), 60, f"the {name} to report the broker down")
+        assert stack.api.poll() is None and worker.poll() is None, "a process exited while the broker was down"
+        assert _ready(stack.base_url) == 0, "the API served before it could reach the broker"
+        waited = time.monotonic()
+        broker.start()
+        wait_for(lambda: _ready(stack.base_url) == 200, 120, "the API to become ready")
+        stack.wait_worker_ready()
+        ready_after = time.monotonic() - waited
+        with stack.client() as client:
+            setup_topic(client, "late", {"type": "BYPASS"})
+            published = client.post("/workflow_topics/late/publish", json={"status": "ACTUAL", "data": {}})
+            assert published.status_code == 202, published.text
+            wait_for(lambda: len(all_incidents(client)) == 1, 60, "the incident of the first publish")
+        print(
+            f"\nbroker down while the API and the worker started: both waited (logged), "
+            f"ready {ready_after:.1f} s after the broker came up, first publish → incident; "
+            f"{time.monotonic() - started:.0f} s"
+        )
+    finally:
+        stack.stop()
+        broker.stop()
