@@ -65,6 +65,12 @@ DEAD_LETTERS = Counter(
     ["stage"],
     registry=REGISTRY,
 )
+BATCH_RETRIES = Counter(
+    "tocsin_batch_retries",
+    "Batches of the control and idempotency agents processed again after a failure, by stage",
+    ["stage"],
+    registry=REGISTRY,
+)
 RECORD_GAPS = Counter(
     "tocsin_control_record_gaps",
     "Publish records the control agent did not receive in offset order (a gap in a partition)",

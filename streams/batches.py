@@ -8,6 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from app import metrics
 from app.faust_app import dead_letter_topic
 from app.records import decode, encode
 from app.store.db import when_available
@@ -55,6 +56,32 @@ async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Aw
         return
     for record in records:
         await store_batch(what, [record], write)
+
+
+async def process_until_done(stage: str, process: Callable[[list[Any]], Awaitable[None]], events: list[Any]) -> None:
+    """Run ``process(events)`` until it returns, with backoff (0.5 s doubling to 30 s), however
+    long it takes; the agent's partitions wait meanwhile.
+
+    Faust's ``take_events`` acknowledges every event of a batch when the agent moves on, also
+    when the agent raised (its ``finally`` acks them, and the supervisor restarts the agent): a
+    batch that raised was committed without its outputs or its states, so its records were lost.
+    Processing a batch again is safe: its states are written only after its outputs, outputs
+    carry effect ids, and a record at or below its state's offset is skipped (at-least-once, as
+    after a ``kill -9``)."""
+    delay, attempt = 0.5, 0
+    while True:
+        try:
+            await process(events)
+            return
+        except Exception as exc:  # every failure is retried (see docstring); cancellation is not an Exception
+            attempt += 1
+            metrics.BATCH_RETRIES.labels(stage).inc()
+            if attempt == 1 or attempt % 10 == 0:
+                log.exception("%s: a batch of %d records failed (attempt %d); retrying", stage, len(events), attempt)
+            else:
+                log.error("%s: a batch of %d records failed (attempt %d): %r", stage, len(events), attempt, exc)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 30.0)
 
 
 async def decode_items(values: list[Any], what: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:

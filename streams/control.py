@@ -37,6 +37,7 @@ from app.domain.control import (
 from app.domain.ids import new_id
 from app.faust_app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.records import decode, encode
+from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter
 from streams.outbox import Outbox
 from streams.resources import resources
@@ -237,7 +238,7 @@ def apply_policy(
 @app.agent(publish_topic)
 async def control(stream: Any) -> None:
     async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
-        await process_batch(events)
+        await process_until_done("control", process_batch, events)
 
 
 _lag_logged = [0.0]
@@ -257,6 +258,7 @@ async def process_batch(events: list[Any]) -> None:
     _log_lag(events)
     state_cache.check(app.rebalancing_count)
     offset_watch.check(app.rebalancing_count, events)
+    _decision_lines.clear()  # lines of an attempt that failed before writing them come again below
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
     mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]] = {}  # key → (its last trace, its record)

@@ -19,6 +19,7 @@ from typing import Any
 from app.faust_app import app, idempotency_topic, publish_topic, settings, traces_topic
 from app.partitioner import KeyPartitioner
 from app.records import decode, encode
+from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter
 from streams.outbox import Outbox
 from streams.workflow import accepted_step, trace_record
@@ -69,7 +70,7 @@ def retention_ms() -> int:
 @app.agent(idempotency_topic)
 async def idempotency(stream: Any) -> None:
     async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
-        await process_batch(events)
+        await process_until_done("idempotency", process_batch, events)
 
 
 async def process_batch(events: list[Any]) -> None:

@@ -1,0 +1,80 @@
+"""A batch of the control or idempotency agent that fails is processed again, not acknowledged:
+Faust's take_events acks a batch's events when the agent moves on, even after it raised."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+import streams.batches
+from app import metrics
+from streams import control, idempotency
+from streams.batches import process_until_done
+
+
+def _retries(stage: str) -> float:
+    return metrics.REGISTRY.get_sample_value("tocsin_batch_retries_total", {"stage": stage}) or 0.0
+
+
+async def test_a_failing_batch_is_processed_again_until_it_succeeds(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    delays: list[float] = []
+
+    async def no_wait(delay: float) -> None:
+        delays.append(delay)
+
+    monkeypatch.setattr(streams.batches.asyncio, "sleep", no_wait)
+    seen: list[list[Any]] = []
+    events = ["e1", "e2"]
+
+    async def process(batch: list[Any]) -> None:
+        seen.append(list(batch))
+        if len(seen) < 13:
+            raise RuntimeError("the changelog refused the states")
+
+    before = _retries("test")
+    with caplog.at_level(logging.ERROR, logger="streams.batches"):
+        await process_until_done("test", process, events)
+    assert seen == [events] * 13, "every attempt gets the whole batch again"
+    assert _retries("test") - before == 12
+    assert delays == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0] + [30.0] * 6  # backoff, capped
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert [r.getMessage() for r in tracebacks] == [
+        "test: a batch of 2 records failed (attempt 1); retrying",
+        "test: a batch of 2 records failed (attempt 10); retrying",
+    ]
+    assert len(caplog.records) == 12
+
+
+async def test_cancellation_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def cancelled(_batch: list[Any]) -> None:
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await process_until_done("test", cancelled, ["e1"])
+
+
+@pytest.mark.parametrize("agent", [control.control, idempotency.idempotency])
+async def test_the_stateful_agents_process_their_batches_until_done(
+    agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agents' loops hand each batch to process_until_done (a raise inside would lose it)."""
+    module = control if agent is control.control else idempotency
+    handed: list[tuple[str, Any, list[Any]]] = []
+
+    async def record(stage: str, process: Any, events: list[Any]) -> None:
+        handed.append((stage, process, events))
+
+    class Stream:
+        async def take_events(self, _max: int, within: float) -> Any:
+            yield ["a", "b"]
+            yield ["c"]
+
+    monkeypatch.setattr(module, "process_until_done", record)
+    await agent.fun(Stream())
+    stage = "control" if module is control else "idempotency"
+    assert handed == [(stage, module.process_batch, ["a", "b"]), (stage, module.process_batch, ["c"])]
