@@ -76,21 +76,40 @@ async def ensure_topics(settings: Settings) -> None:
         if missing:
             response = await admin.create_topics(missing)
             for topic, code, *rest in response.topic_errors:
+                if code in NOT_READY_CODES:
+                    raise BrokerNotReady(f"cannot create Kafka topic {topic} yet: error {code} {rest}")
                 if code not in (0, TopicAlreadyExistsError.errno):
                     raise RuntimeError(f"cannot create Kafka topic {topic}: error {code} {rest}")
     finally:
         await admin.close()
 
 
+# CreateTopics errors of a cluster still coming up: REQUEST_TIMED_OUT, INVALID_REPLICATION_FACTOR
+# (fewer live brokers than the replication factor yet), NOT_CONTROLLER.
+NOT_READY_CODES = frozenset({7, 38, 41})
+
+
+class BrokerNotReady(KafkaError):  # type: ignore[misc]  # aiokafka ships no type hints
+    """The cluster answered but cannot create the topics yet."""
+
+
+# What a broker that is down or coming up raises from the admin client: KafkaError (connection,
+# not ready), OSError and TimeoutError (aiokafka raises a plain TimeoutError when no node gets
+# ready within the request timeout), AttributeError (aiokafka's controller lookup before a
+# controller is known dereferences None).
+UNREACHABLE = (KafkaError, OSError, TimeoutError, AttributeError)
+
+
 async def ensure_topics_when_reachable(settings: Settings, max_delay: float = 30.0) -> None:
     """:func:`ensure_topics`, waiting for the broker if it is not reachable yet: an API or a
     worker started before or during a broker outage waits (logging each retry) instead of exiting."""
+    topic_specs(settings)  # a configuration error fails now, not after a wait
     delay = 1.0
     while True:
         try:
             await ensure_topics(settings)
             return
-        except KafkaError as exc:
-            log.warning("broker %s not reachable (%s); retrying in %.0f s", settings.kafka_bootstrap, exc, delay)
+        except UNREACHABLE as exc:
+            log.warning("broker %s not reachable (%r); retrying in %.0f s", settings.kafka_bootstrap, exc, delay)
         await asyncio.sleep(delay)
         delay = min(delay * 2, max_delay)
