@@ -15,7 +15,6 @@ from typing import Any, cast
 
 import rocksdict
 from faust.streams import _current_event
-from faust.types import TP
 
 from app import topics
 from app.faust_app import app, settings
@@ -76,8 +75,8 @@ def active_partitions(source: Any) -> frozenset[int]:
 
 async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> None:
     """Write ``(event, key, value)`` items: the changelog records of each partition as one
-    producer batch, awaited until the broker has them, then the local RocksDB partition and the
-    persisted changelog offset — what ``table[key] = value`` does, but one Kafka send per
+    producer batch, awaited until the broker has them, then the local RocksDB partition with the
+    persisted changelog offset (one atomic write) — what ``table[key] = value`` does, but one Kafka send per
     partition and batch instead of one per key.
 
     The changelog goes first so that RocksDB never holds a state the changelog lacks. Written the
@@ -124,8 +123,9 @@ async def write_values(table: Any, items: list[tuple[Any, bytes, bytes]]) -> Non
     for (partition, count, _future), meta in zip(sent, results, strict=True):
         last[partition] = max(last.get(partition, -1), meta.offset + count - 1)
     for partition, writes in local.items():
+        # the states and the persisted offset in one RocksDB write (what set_persisted_offset stores)
+        writes.put(store.offset_key, str(last[partition]).encode())
         store._db_for_partition(partition).write(writes)
-        store.set_persisted_offset(TP(changelog, partition), last[partition])
 
 
 def read_value(table: Any, key: bytes) -> bytes | None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import rocksdict
 
 import tables.control
 from app import metrics
@@ -42,14 +45,32 @@ class FakeProducer:
 
 
 class FakeStore:
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
+    """Faust's RocksDB store as write_values uses it: one real RocksDB per partition."""
+
+    offset_key = b"__faust\0offset__"
+
+    def __init__(self, root: Path, log: list[str]) -> None:
+        self.root, self.log = root, log
+        self.dbs: dict[int, rocksdict.Rdict] = {}
+
+    def _open(self, partition: int) -> rocksdict.Rdict:
+        if partition not in self.dbs:
+            path = str(self.root / f"p{partition}")
+            self.dbs[partition] = rocksdict.Rdict(path, options=rocksdict.Options(raw_mode=True))
+        return self.dbs[partition]
 
     def _db_for_partition(self, partition: int) -> Any:
-        return SimpleNamespace(write=lambda batch: self.log.append(f"rocksdb {partition} {len(batch)}"))
+        db = self._open(partition)
 
-    def set_persisted_offset(self, tp: Any, offset: int) -> None:
-        self.log.append(f"persisted {tp.topic} {tp.partition} {offset}")
+        def write(batch: rocksdict.WriteBatch) -> None:
+            self.log.append(f"rocksdb {partition}")
+            db.write(batch)
+
+        return SimpleNamespace(write=write)
+
+    def value(self, partition: int, key: bytes) -> bytes | None:
+        found: bytes | None = self._open(partition).get(key)
+        return found
 
 
 def _event(partition: int, offset: int = 0) -> Any:
@@ -57,14 +78,17 @@ def _event(partition: int, offset: int = 0) -> Any:
 
 
 @pytest.fixture
-def fakes(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, FakeProducer, list[str]]:
+def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Any, FakeProducer, list[str]]]:
     log: list[str] = []
     producer = FakeProducer()
     monkeypatch.setattr(
         tables.control, "app", SimpleNamespace(producer=SimpleNamespace(_ensure_producer=lambda: producer))
     )
-    table = SimpleNamespace(data=FakeStore(log), changelog_topic=SimpleNamespace(get_topic_name=lambda: CHANGELOG))
-    return table, producer, log
+    store = FakeStore(tmp_path, log)
+    table = SimpleNamespace(data=store, changelog_topic=SimpleNamespace(get_topic_name=lambda: CHANGELOG))
+    yield table, producer, log
+    for db in store.dbs.values():
+        db.close()
 
 
 ITEMS = [(_event(0), b"k1", b"v1"), (_event(1), b"k2", b"v2"), (_event(0), b"k3", b"v3")]
@@ -83,7 +107,11 @@ async def test_rocksdb_is_written_only_after_the_changelog_has_the_states(fakes:
     for offset, (_p, _batch, future) in zip((40, 7), producer.sent, strict=True):
         future.set_result(SimpleNamespace(offset=offset))  # the base offset of the batch
     await writing
-    assert log == ["rocksdb 0 2", f"persisted {CHANGELOG} 0 41", "rocksdb 1 1", f"persisted {CHANGELOG} 1 7"]
+    assert log == ["rocksdb 0", "rocksdb 1"]
+    store = table.data
+    assert (store.value(0, b"k1"), store.value(0, b"k3"), store.value(1, b"k2")) == (b"v1", b"v3", b"v2")
+    # the persisted changelog offset (the last record of each partition) in the same write as the states
+    assert (store.value(0, store.offset_key), store.value(1, store.offset_key)) == (b"41", b"7")
 
 
 async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset_alone(fakes: Any) -> None:
@@ -95,7 +123,8 @@ async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset
     producer.sent[1][2].set_exception(RuntimeError("NotEnoughReplicas"))
     with pytest.raises(RuntimeError, match="NotEnoughReplicas"):
         await writing
-    assert log == []  # the batch is redelivered and decided again: nothing of it may be stored
+    assert log == []  # the batch is processed again (streams/batches.py): nothing of it may be stored yet
+    assert table.data.value(0, b"k1") is None and table.data.value(0, table.data.offset_key) is None
 
 
 def _gaps(partition: int) -> float:
