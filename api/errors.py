@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
@@ -237,7 +238,7 @@ def install(app: FastAPI) -> None:
             return _described(exc)
         return await _unexpected(request, exc)
 
-    for database_error in (OperationalError, InterfaceError, DBAPIError, ConnectionError):
+    for database_error in (OperationalError, InterfaceError, DBAPIError, OSError, TimeoutError, PoolTimeout):
         app.add_exception_handler(database_error, _database)
 
     @app.exception_handler(Exception)

@@ -13,6 +13,7 @@ from alembic.config import Config
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -30,8 +31,11 @@ T = TypeVar("T")
 
 
 def database_unavailable(exc: BaseException) -> bool:
-    """The database could not be reached or dropped the connection (the transaction did not commit)."""
-    if isinstance(exc, OperationalError | InterfaceError | ConnectionError):
+    """The database could not be reached, did not answer in time, or dropped the connection."""
+    # OSError: refused, reset, host unreachable, name not resolved; TimeoutError: asyncpg's connect
+    # and command timeouts (a hung server, a half-open network), not wrapped by SQLAlchemy;
+    # PoolTimeout: every pooled connection is stuck in such a wait.
+    if isinstance(exc, OperationalError | InterfaceError | OSError | TimeoutError | PoolTimeout):
         return True
     if not isinstance(exc, DBAPIError):
         return False
@@ -51,7 +55,7 @@ async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_d
             async with asyncio.timeout(OPERATION_SECONDS):
                 return await operation()
         except Exception as exc:
-            if not (database_unavailable(exc) or isinstance(exc, TimeoutError)):
+            if not database_unavailable(exc):  # asyncio.timeout above raises TimeoutError: included
                 raise
             log.warning("%s: database unavailable (%s); retrying in %.1f s", what, type(exc).__name__, delay)
         await asyncio.sleep(delay)

@@ -4,12 +4,14 @@ acknowledged that was not stored, and everything resumes by itself."""
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from app.domain.tokens import generate_token
 from app.kafka_local import LocalKafka
 from app.postgres_local import LocalPostgres, find_pg_bin
 from tests.support.load import SteadyPublisher
@@ -207,3 +209,47 @@ def test_api_and_worker_started_before_the_broker_wait_for_it(tmp_path: Path) ->
     finally:
         stack.stop()
         broker.stop()
+
+
+def test_a_database_that_never_answers_gives_503_not_500(tmp_path: Path, kafka: LocalKafka) -> None:
+    """A database host that accepts connections and never answers (a hung server, a half-open
+    network) shows as a connect timeout, not a refused connection: still 503 SYS-001, never 500."""
+    with socket.socket() as mute:  # accepts TCP (backlog), never speaks the PostgreSQL protocol
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(64)
+        url = f"postgresql+asyncpg://tocsin:secret@127.0.0.1:{mute.getsockname()[1]}/tocsin"
+        stack = Stack(tmp_path / "stack", kafka.bootstrap, database_url=url)
+        try:
+            stack.api = stack._spawn("api", stack.var_dir / "api.log")
+            wait_for(lambda: _status(f"{stack.base_url}/healthz") == 200, 60, "the API to serve /healthz")
+            auth = {"Authorization": f"Bearer {generate_token()}"}
+            org = f"{stack.base_url}/v1/organizations/org_1"
+            answers = {
+                "list topics": httpx.get(f"{org}/workflow_topics", headers=auth, timeout=60),
+                "publish": httpx.post(
+                    f"{org}/workflow_topics/quake/publish",
+                    headers=auth,
+                    json={"status": "ACTUAL", "data": {}},
+                    timeout=60,
+                ),
+                "readyz": httpx.get(f"{stack.base_url}/readyz", timeout=60),
+            }
+            for what in ("list topics", "publish"):
+                answer = answers[what]
+                assert answer.status_code == 503, (what, answer.status_code, answer.text)
+                assert answer.json()["code"] == "SYS-001" and answer.headers["Retry-After"], (what, answer.text)
+            assert answers["readyz"].status_code == 503
+            assert stack.api.poll() is None
+        finally:
+            stack.stop()
+    log = (stack.var_dir / "api.log").read_text(errors="replace")
+    assert "database unavailable: TimeoutError" in log, Stack.tail(stack.var_dir / "api.log")
+    assert "unhandled error" not in log, Stack.tail(stack.var_dir / "api.log")
+    print(f"\ndatabase that never answers: {', '.join(f'{k} {v.status_code}' for k, v in answers.items())}")
+
+
+def _status(url: str) -> int:
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return 0
