@@ -23,8 +23,15 @@ def _say(message: str) -> None:
 
 
 def cmd_api(settings: Settings) -> None:
+    import asyncio
+
     import uvicorn
 
+    from app.topics import ensure_topics_when_reachable
+
+    # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
+    # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.
+    asyncio.run(ensure_topics_when_reachable(settings))
     uvicorn.run(
         "api.main:create_app",
         factory=True,

@@ -4,6 +4,8 @@ acknowledged that was not stored, and everything resumes by itself."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -206,6 +208,27 @@ def test_api_and_worker_started_before_the_broker_wait_for_it(tmp_path: Path) ->
             f"ready {ready_after:.1f} s after the broker came up, first publish → incident; "
             f"{time.monotonic() - started:.0f} s"
         )
+    finally:
+        stack.stop()
+        broker.stop()
+
+
+def test_api_and_worker_waiting_for_the_broker_stop_on_sigterm(tmp_path: Path) -> None:
+    broker = LocalKafka(tmp_path / "kafka")
+    broker.start()  # a port nobody answers on once stopped
+    broker.stop()
+    stack = Stack(tmp_path / "stack", broker.bootstrap)
+    api_log = stack.var_dir / "api.log"
+    try:
+        stack.bootstrap()
+        stack.api = stack._spawn("api", api_log)
+        worker = stack.start_worker()
+        for name, log in (("API", api_log), ("worker", stack.worker_logs[0])):
+            wait_for(lambda log=log: "not reachable" in Stack.tail(log), 60, f"the {name} to report the broker down")
+        for proc in (stack.api, worker):
+            os.killpg(proc.pid, signal.SIGTERM)
+        wait_for(lambda: stack.api.poll() is not None, 15, "the API to stop on SIGTERM while it waits")
+        wait_for(lambda: worker.poll() is not None, 15, "the worker to stop on SIGTERM while it waits")
     finally:
         stack.stop()
         broker.stop()
