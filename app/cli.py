@@ -27,8 +27,10 @@ def cmd_api(settings: Settings) -> None:
 
     import uvicorn
 
+    from app.logthrottle import throttle_library_logs
     from app.topics import ensure_topics_when_reachable
 
+    throttle_library_logs()
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.
     asyncio.run(ensure_topics_when_reachable(settings))

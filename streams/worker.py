@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.config_cache import follow_changes
 from app.faust_app import app, settings
+from app.logthrottle import throttle_library_logs
 from app.topics import ensure_topics_when_reachable
 from streams import actions, control, idempotency, ops, sinks
 from streams.resources import resources
@@ -53,6 +54,7 @@ def run_worker(loglevel: str = "info") -> None:
     from faust.worker import Worker
 
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
+    throttle_library_logs()
     asyncio.run(ensure_topics_when_reachable(settings))  # the changelogs are named after this worker's group
     worker = Worker(app, loglevel=loglevel, quiet=True)
     worker.spinner = None  # with a spinner (log level ≥ WARN) Faust sets the root logger to DEBUG

@@ -1,0 +1,65 @@
+"""Repeated library log lines are throttled: one per template and interval, then a count."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from app.logthrottle import AIOKAFKA_LOGGERS, RepeatFilter, throttle_library_logs
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _record(name: str, msg: str, *args: object) -> logging.LogRecord:
+    return logging.LogRecord(name, logging.ERROR, __file__, 1, msg, args, None)
+
+
+def test_one_line_per_template_and_interval_then_how_many_were_left_out() -> None:
+    clock = Clock()
+    throttle = RepeatFilter(interval=10, clock=clock)
+    unable = "Unable connect to node with id %s: %s"
+    written = []
+    for i in range(2000):  # 2,000 failed connects in 20 s, two nodes, one template
+        clock.now = 1000.0 + i * 0.01
+        record = _record("aiokafka.client", unable, i % 2, "[Errno 111] Connection refused")
+        if throttle.filter(record):
+            written.append(record.getMessage())
+    assert written == [
+        "Unable connect to node with id 0: [Errno 111] Connection refused",
+        "Unable connect to node with id 0: [Errno 111] Connection refused [and 999 more like it in the last 10 s]",
+    ]
+
+
+def test_other_templates_and_loggers_are_not_held_back() -> None:
+    clock = Clock()
+    throttle = RepeatFilter(interval=10, clock=clock)
+    assert throttle.filter(_record("aiokafka.client", "Unable to update metadata from %s", [1]))
+    assert throttle.filter(_record("aiokafka.client", "Unable connect to node with id %s: %s", 1, "x"))
+    assert throttle.filter(_record("aiokafka.conn", "Unable to update metadata from %s", [1]))
+    assert not throttle.filter(_record("aiokafka.client", "Unable to update metadata from %s", [2]))
+    clock.now += 10
+    again = _record("aiokafka.client", "Unable to update metadata from %s", [1])
+    assert throttle.filter(again)
+    assert again.getMessage() == "Unable to update metadata from [1] [and 1 more like it in the last 10 s]"
+
+
+def test_installed_on_every_aiokafka_logger(caplog: pytest.LogCaptureFixture) -> None:
+    throttle = throttle_library_logs(interval=60)
+    try:
+        for name in AIOKAFKA_LOGGERS:
+            assert throttle in logging.getLogger(name).filters, name
+        with caplog.at_level(logging.ERROR, logger="aiokafka"):
+            for _ in range(50):
+                logging.getLogger("aiokafka.conn").error("Unable connect to %s", "127.0.0.1:1")
+        assert [r.getMessage() for r in caplog.records] == ["Unable connect to 127.0.0.1:1"]
+    finally:
+        for name in logging.root.manager.loggerDict:
+            if name.startswith("aiokafka"):
+                logging.getLogger(name).removeFilter(throttle)
