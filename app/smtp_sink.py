@@ -25,9 +25,37 @@ class MailDir:
         return "250 OK"
 
 
+class SinkController(Controller):
+    """aiosmtpd's Controller that closes its open SMTP sessions when it stops.
+
+    The plain one cancels the sessions' tasks and closes its loop with their connections still
+    open: a client that stays connected (a worker keeps its SMTP connection between messages;
+    a killed worker's may not be seen closed yet) makes uvloop refuse to close the loop
+    (``OSError: [Errno 16] Device or resource busy`` in the controller's thread) and leaves
+    unclosed transports behind. Closing each session's transport first lets the loop close."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sessions: list[Any] = []
+
+    def factory(self) -> Any:
+        session = super().factory()  # type: ignore[no-untyped-call]  # aiosmtpd leaves it unannotated
+        # one per connection; those whose connection is gone are dropped (a long-running sink)
+        self.sessions = [s for s in self.sessions if s.transport is not None]
+        self.sessions.append(session)
+        return session
+
+    def cancel_tasks(self, stop_loop: bool = True) -> None:  # runs in the controller's loop
+        for session in self.sessions:
+            if session.transport is not None:
+                session.transport.close()
+        self.sessions.clear()
+        super().cancel_tasks(stop_loop)
+
+
 class SmtpSink:
     def __init__(self, directory: Path, host: str, port: int) -> None:
-        self.controller = Controller(MailDir(directory), hostname=host, port=port)
+        self.controller = SinkController(MailDir(directory), hostname=host, port=port)
         self.running = False
 
     def start(self) -> None:

@@ -22,11 +22,11 @@ from typing import Any
 import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer
-from aiosmtpd.controller import Controller
 from standardwebhooks.webhooks import Webhook
 
 from app.domain.webhooks import new_secret
 from app.kafka_local import free_port
+from app.smtp_sink import SinkController
 from tests.support.stack import ROOT, Stack, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -132,7 +132,7 @@ class Mailbox:
 def smtp() -> Iterator[tuple[Mailbox, int]]:
     box = Mailbox()
     port = free_port()
-    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller = SinkController(box, hostname="127.0.0.1", port=port)
     controller.start()
     try:
         yield box, port
