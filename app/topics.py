@@ -8,6 +8,7 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
+from app.domain.webhooks import RetrySchedule
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -104,12 +105,14 @@ async def ensure_topics_when_reachable(settings: Settings, max_delay: float = 30
     """:func:`ensure_topics`, waiting for the broker if it is not reachable yet: an API or a
     worker started before or during a broker outage waits (logging each retry) instead of exiting."""
     topic_specs(settings)  # a configuration error fails now, not after a wait
-    delay = 1.0
+    waits = RetrySchedule(base_s=1.0, factor=2, max_delay_s=max_delay)
+    attempt = 0
     while True:
         try:
             await ensure_topics(settings)
             return
         except UNREACHABLE as exc:
+            attempt += 1
+            delay = waits.nominal(attempt)
             log.warning("broker %s not reachable (%r); retrying in %.0f s", settings.kafka_bootstrap, exc, delay)
         await asyncio.sleep(delay)
-        delay = min(delay * 2, max_delay)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from app import metrics
+from app.domain.webhooks import RetrySchedule
 from app.faust_app import dead_letter_topic
 from app.records import decode, encode
 from app.store.db import when_available
@@ -18,6 +19,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_BATCH_ATTEMPTS = 5
+WRITE_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=5.0)  # a sink's write the database refused
+BATCH_RETRIES = RetrySchedule(base_s=0.5, factor=2, max_delay_s=30.0)  # a failed control or idempotency batch
 
 
 async def _dead_letter(what: str, reason: str, record: Any) -> None:
@@ -33,7 +36,6 @@ async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Aw
     record and a record that still fails goes to the dead-letter topic. A database that is
     down is waited for (the stream stops meanwhile), never counted as a failed attempt. Never
     raises: the stream acknowledges the batch once this returns, whatever happened."""
-    delay = 0.1
     for attempt in range(1, MAX_BATCH_ATTEMPTS + 1):
         try:
             # an unreachable database is waited for here, however long: only a batch the
@@ -46,11 +48,10 @@ async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Aw
                 what,
                 len(records),
                 attempt,
-                delay,
+                WRITE_RETRIES.nominal(attempt),
                 exc,
             )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            await asyncio.sleep(WRITE_RETRIES.nominal(attempt))
     if len(records) == 1:
         await _dead_letter(what, "the database refused it repeatedly", records[0])
         return
@@ -68,7 +69,7 @@ async def process_until_done(stage: str, process: Callable[[list[Any]], Awaitabl
     Processing a batch again is safe: its states are written only after its outputs, outputs
     carry effect ids, and a record at or below its state's offset is skipped (at-least-once, as
     after a ``kill -9``)."""
-    delay, attempt = 0.5, 0
+    attempt = 0
     while True:
         try:
             await process(events)
@@ -80,8 +81,7 @@ async def process_until_done(stage: str, process: Callable[[list[Any]], Awaitabl
                 log.exception("%s: a batch of %d records failed (attempt %d); retrying", stage, len(events), attempt)
             else:
                 log.error("%s: a batch of %d records failed (attempt %d): %r", stage, len(events), attempt, exc)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 30.0)
+        await asyncio.sleep(BATCH_RETRIES.nominal(attempt))
 
 
 async def decode_items(values: list[Any], what: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:

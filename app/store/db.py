@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from app.domain.webhooks import RetrySchedule
 from app.errors import Conflict
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -49,7 +50,8 @@ async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_d
     """Run ``operation`` until the database answers it: an unavailable or hanging database is
     waited for (logged, with backoff), any other error is raised. The worker uses it so a
     database outage holds the stream back instead of losing or dead-lettering records."""
-    delay = 0.2
+    waits = RetrySchedule(base_s=0.2, factor=2, max_delay_s=max_delay)
+    attempt = 0
     while True:
         try:
             async with asyncio.timeout(OPERATION_SECONDS):
@@ -57,9 +59,10 @@ async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_d
         except Exception as exc:
             if not database_unavailable(exc):  # asyncio.timeout above raises TimeoutError: included
                 raise
+            attempt += 1
+            delay = waits.nominal(attempt)
             log.warning("%s: database unavailable (%s); retrying in %.1f s", what, type(exc).__name__, delay)
         await asyncio.sleep(delay)
-        delay = min(delay * 2, max_delay)
 
 
 # asyncpg: give up connecting after 5 s (its default is 60) and on a statement after 30 s.
