@@ -36,7 +36,6 @@ from app.identity.federation import Federation
 from app.settings import Settings, get_settings
 from app.store import retention
 from app.store.db import create_engine, sessionmaker
-from app.topics import ensure_topics_when_reachable
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await ensure_topics_when_reachable(settings)  # a broker not up yet is waited for
+        # the topics exist: `tocsin api` waits for the broker and creates them before serving
         producer = new_producer(settings)
         await producer.start()
         engine = create_engine(settings.effective_database_url)
