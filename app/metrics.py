@@ -72,9 +72,27 @@ BATCH_RETRIES = Counter(
     registry=REGISTRY,
 )
 RECORD_GAPS = Counter(
-    "tocsin_control_record_gaps",
-    "Publish records the control agent did not receive in offset order (a gap in a partition)",
-    ["partition"],
+    "tocsin_record_gaps",
+    "Records an agent gave up as lost: they never reached it, however often it fetched them again (must be 0)",
+    ["stage", "partition"],
+    registry=REGISTRY,
+)
+UNREADABLE_STATES = Counter(
+    "tocsin_unreadable_states",
+    "Stored states that could not be decoded, dead-lettered; the key started again from empty state",
+    ["table"],
+    registry=REGISTRY,
+)
+OFFSET_REFETCHES = Counter(
+    "tocsin_offset_refetches",
+    "Times an agent got a record past the next offset to apply and sent the consumer back for the missing ones",
+    ["stage"],
+    registry=REGISTRY,
+)
+OFFSET_HOLES = Counter(
+    "tocsin_offset_holes",
+    "Offsets found to hold no record after a fetch back (transaction markers, aborted or compacted records)",
+    ["stage"],
     registry=REGISTRY,
 )
 CONSUMER_LAG = Gauge(

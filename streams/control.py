@@ -38,12 +38,22 @@ from app.domain.ids import new_id
 from app.faust_app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.records import decode, encode
 from streams.batches import process_until_done
-from streams.dead_letter import send_dead_letter
+from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
+from streams.progress import Admit, PartitionProgress
 from streams.resources import resources
 from streams.workflow import episode_key, run_workflows
-from tables.codecs import StoredControl, dump_control, load_control
-from tables.control import active_partitions, control_states, read_value, use_event, write_values
+from tables.codecs import StoredControl, UnreadableValue, dump_control, is_progress_key, load_control
+from tables.control import (
+    active_partitions,
+    control_states,
+    generation,
+    read_progress,
+    read_value,
+    seek_back,
+    use_event,
+    write_values,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +86,13 @@ class DueIndex:
         self.due.clear()
         self.ticked.clear()
         for key, raw in items:
-            stored = load_control(raw)
+            if is_progress_key(key):
+                continue
+            try:
+                stored = load_control(raw)
+            except UnreadableValue as exc:  # dead-lettered when its key is next read by the agent
+                log.warning("control: no auto-resolve for key %r: %s", key.decode("utf-8", "replace"), exc)
+                continue
             if stored is not None and stored.due_ms is not None:
                 self.due[key] = stored.due_ms
         self.assignment = assignment
@@ -122,40 +138,7 @@ class StateCache:
 state_cache = StateCache()
 
 
-class OffsetWatch:
-    """The next offset the agent expects per partition of the publish topic, within one
-    assignment (a rebalance seeks back to the committed offsets: records come again, which the
-    states' offsets skip). Publish offsets are contiguous (no transactions, no compaction), so a
-    record arriving past the expected offset means records of that partition never reached the
-    agent: logged and counted, since a later record of the same key moves its state past them."""
-
-    def __init__(self) -> None:
-        self.expected: dict[int, int] = {}
-        self.generation = -1
-
-    def check(self, generation: int, events: list[Any]) -> None:
-        if generation != self.generation:
-            self.expected.clear()
-            self.generation = generation
-        expected = self.expected
-        for event in events:
-            partition, offset = event.message.partition, event.message.offset
-            want = expected.get(partition, offset)
-            if offset < want:
-                continue  # delivered again after a seek
-            if offset > want:
-                log.warning(
-                    "control: partition %d: records %d..%d did not reach the agent before %d",
-                    partition,
-                    want,
-                    offset - 1,
-                    offset,
-                )
-                metrics.RECORD_GAPS.labels(str(partition)).inc(offset - want)
-            expected[partition] = offset + 1
-
-
-offset_watch = OffsetWatch()
+progress = PartitionProgress("control")
 
 
 _policies: dict[int, tuple[Any, Policy]] = {}
@@ -256,8 +239,9 @@ def _log_lag(events: list[Any]) -> None:
 
 async def process_batch(events: list[Any]) -> None:
     _log_lag(events)
-    state_cache.check(app.rebalancing_count)
-    offset_watch.check(app.rebalancing_count, events)
+    batch_generation = generation()
+    state_cache.check(batch_generation)
+    progress.start_batch(batch_generation)
     _decision_lines.clear()  # lines of an attempt that failed before writing them come again below
     outbox = Outbox()
     written: dict[bytes, tuple[Any, StoredControl]] = {}
@@ -266,6 +250,8 @@ async def process_batch(events: list[Any]) -> None:
     skipped = 0
     for event in events:
         use_event(event)  # table reads and writes use the current event's partition
+        if progress.admit(event, _stored_progress) is not Admit.APPLY:
+            continue
         try:
             record = decode(event.value)
             if not isinstance(record["id"], str):
@@ -289,7 +275,7 @@ async def process_batch(events: list[Any]) -> None:
         else:
             stored = state_cache.items.get(key)
             if stored is None:
-                stored = load_control(read_value(control_states, key))
+                stored = await read_state(event, key)
         if stored is not None and offset <= stored.offset:
             skipped += 1  # applied, and its outputs delivered, before the worker stopped
             continue
@@ -319,12 +305,34 @@ async def process_batch(events: list[Any]) -> None:
         trace["control_state"] = _mirror(key, written[key][1], rec)
     flush_decision_log()
     await outbox.deliver()
-    await write_values(control_states, [(event, key, dump_control(stored)) for key, (event, stored) in written.items()])
+    states = [(event, key, dump_control(stored)) for key, (event, stored) in written.items()]
+    await write_values(control_states, states + progress.markers())
+    progress.batch_written()
     for key, (_event, stored) in written.items():
         due_index.update(key, stored.due_ms)
         state_cache.put(key, stored)
+    for partition, offset in progress.seeks_due().items():
+        if not await seek_back(publish_topic, partition, offset):
+            progress.forget(partition)
+    skipped += progress.skipped
     if skipped:
         log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
+
+
+def _stored_progress() -> int | None:
+    return read_progress(control_states)
+
+
+async def read_state(event: Any, key: bytes) -> StoredControl | None:
+    """The stored state of ``key`` (the current event's partition); an unreadable one is
+    dead-lettered with the reason and the key starts from empty state."""
+    raw = read_value(control_states, key)
+    try:
+        return load_control(raw)
+    except UnreadableValue as exc:
+        assert raw is not None
+        await send_unreadable_state("control", event, key, raw, str(exc))
+        return None
 
 
 async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox, event: Any) -> dict[str, Any]:

@@ -20,11 +20,21 @@ from app.faust_app import app, idempotency_topic, publish_topic, settings, trace
 from app.partitioner import KeyPartitioner
 from app.records import decode, encode
 from streams.batches import process_until_done
-from streams.dead_letter import send_dead_letter
+from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
+from streams.progress import Admit, PartitionProgress
 from streams.workflow import accepted_step, trace_record
-from tables.codecs import StoredKey, dump_key, load_key
-from tables.control import active_partitions, idempotency_keys, read_value, use_event, write_values
+from tables.codecs import StoredKey, UnreadableValue, dump_key, is_progress_key, load_key
+from tables.control import (
+    active_partitions,
+    generation,
+    idempotency_keys,
+    read_progress,
+    read_value,
+    seek_back,
+    use_event,
+    write_values,
+)
 
 log = logging.getLogger(__name__)
 _partitioner = KeyPartitioner()
@@ -41,7 +51,13 @@ class Expiry:
         self.heaps = {p: [] for p in assignment}
         everything = list(range(partitions))
         for key, raw in items:
-            stored = load_key(raw)
+            if is_progress_key(key):
+                continue
+            try:
+                stored = load_key(raw)
+            except UnreadableValue as exc:  # dead-lettered when the agent next reads it
+                log.warning("idempotency: no expiry for key %r: %s", key.decode("utf-8", "replace"), exc)
+                continue
             partition = _partitioner(key, everything, everything)
             if stored is not None and partition in self.heaps:
                 self.heaps[partition].append((stored.at_ms, key))
@@ -73,7 +89,26 @@ async def idempotency(stream: Any) -> None:
         await process_until_done("idempotency", process_batch, events)
 
 
+progress = PartitionProgress("idempotency")
+
+
+def _stored_progress() -> int | None:
+    return read_progress(idempotency_keys)
+
+
+async def read_key(event: Any, key: bytes) -> StoredKey | None:
+    """The stored idempotency key; an unreadable one is dead-lettered and counts as absent."""
+    raw = read_value(idempotency_keys, key)
+    try:
+        return load_key(raw)
+    except UnreadableValue as exc:
+        assert raw is not None
+        await send_unreadable_state("idempotency", event, key, raw, str(exc))
+        return None
+
+
 async def process_batch(events: list[Any]) -> None:
+    progress.start_batch(generation())
     assignment = active_partitions(idempotency_topic)
     if assignment != expiry.assignment:
         expiry.rebuild(assignment, idempotency_keys.items(), settings.publish_partitions)
@@ -84,6 +119,8 @@ async def process_batch(events: list[Any]) -> None:
     window = retention_ms()
     for event in events:
         use_event(event)
+        if progress.admit(event, _stored_progress) is not Admit.APPLY:
+            continue
         partition, offset, key = event.message.partition, event.message.offset, event.key
         try:
             record = decode(event.value)
@@ -95,7 +132,7 @@ async def process_batch(events: list[Any]) -> None:
             continue
         last_event[partition] = (event, max(at_ms, last_event.get(partition, (None, 0))[1]))
         pending = written.get(key)
-        stored = pending[1] if pending is not None else load_key(read_value(idempotency_keys, key))
+        stored = pending[1] if pending is not None else await read_key(event, key)
         if stored is not None and stored.event_id == event_id and offset <= stored.offset:
             continue  # forwarded before the worker stopped
         if stored is not None and at_ms - stored.at_ms < window:
@@ -107,10 +144,15 @@ async def process_batch(events: list[Any]) -> None:
     for state_key, value, at_ms in forwards:
         outbox.pending.append(await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000))
     await outbox.deliver()
-    await write_values(idempotency_keys, [(event, key, dump_key(stored)) for key, (event, stored) in written.items()])
+    keys = [(event, key, dump_key(stored)) for key, (event, stored) in written.items()]
+    await write_values(idempotency_keys, keys + progress.markers())
+    progress.batch_written()
     for key, (event, stored) in written.items():
         expiry.add(event.message.partition, stored.at_ms, key)
     _expire(last_event, window)
+    for partition, offset in progress.seeks_due().items():
+        if not await seek_back(idempotency_topic, partition, offset):
+            progress.forget(partition)
 
 
 def _expire(last_event: dict[int, tuple[Any, int]], window: int) -> None:
@@ -119,7 +161,10 @@ def _expire(last_event: dict[int, tuple[Any, int]], window: int) -> None:
     for partition, (event, newest_ms) in last_event.items():
         use_event(event)
         for at_ms, key in expiry.expired(partition, newest_ms - window):
-            stored = load_key(read_value(idempotency_keys, key))
+            try:
+                stored = load_key(read_value(idempotency_keys, key))
+            except UnreadableValue:
+                stored = None  # dead-lettered when the agent read it for an event
             if stored is not None and stored.at_ms == at_ms:
                 del idempotency_keys[key]
                 removed += 1

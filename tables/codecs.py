@@ -50,8 +50,14 @@ def dump_control(stored: StoredControl) -> bytes:
     )
 
 
+class UnreadableValue(ValueError):
+    """A stored table value that cannot be decoded (corrupted, or written by an unknown version)."""
+
+
 def load_control(raw: bytes | None) -> StoredControl | None:
-    """The stored state, migrated to the current version; None for no (or an unreadable) value."""
+    """The stored state, migrated to the current version; None for no value. An unreadable value
+    raises :class:`UnreadableValue`: the agent dead-letters it with the reason (never a silent
+    fresh start)."""
     if raw is None:
         return None
     try:
@@ -73,8 +79,7 @@ def load_control(raw: bytes | None) -> StoredControl | None:
         )
         return StoredControl(state, int(value["offset"]), int(value["seq"]), value.get("due_ms"))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        log.error("control state unreadable, starting from empty state: %s", exc)
-        return None
+        raise UnreadableValue(f"control state unreadable: {type(exc).__name__}: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +96,7 @@ def dump_key(stored: StoredKey) -> bytes:
 
 
 def load_key(raw: bytes | None) -> StoredKey | None:
+    """The stored key; None for no value; :class:`UnreadableValue` for an unreadable one."""
     if raw is None:
         return None
     try:
@@ -99,5 +105,21 @@ def load_key(raw: bytes | None) -> StoredKey | None:
             raise ValueError(f"unknown idempotency value version {value.get('v')!r}")
         return StoredKey(str(value["event_id"]), int(value["at_ms"]), int(value["offset"]))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        log.error("idempotency value unreadable, treated as absent: %s", exc)
-        return None
+        raise UnreadableValue(f"idempotency value unreadable: {type(exc).__name__}: {exc}") from exc
+
+
+# The next source offset a table partition's agent must apply (streams/progress.py): one key per
+# table partition, beside the states. Never a state key: those start with an organization id.
+PROGRESS_KEY = b"\x00next-offset"
+
+
+def is_progress_key(key: bytes) -> bool:
+    return key == PROGRESS_KEY
+
+
+def dump_progress(offset: int) -> bytes:
+    return str(offset).encode()
+
+
+def load_progress(raw: bytes | None) -> int | None:
+    return None if raw is None else int(raw)

@@ -14,10 +14,13 @@ from collections import defaultdict
 from typing import Any, cast
 
 import rocksdict
+from aiokafka.errors import IllegalStateError
 from faust.streams import _current_event
+from faust.types import TP
 
 from app import topics
 from app.faust_app import app, settings
+from tables.codecs import PROGRESS_KEY, load_progress
 
 
 def changelog_name(name: str) -> str:
@@ -133,3 +136,29 @@ def read_value(table: Any, key: bytes) -> bytes | None:
     read under ``table.get(key)`` without its serializer and sensor layers (values are raw bytes)."""
     value: bytes | None = table.data._get(key)
     return value
+
+
+def generation() -> int:
+    """Changes with every rebalance this worker takes part in (Faust counts them as they start)."""
+    count: int = app.rebalancing_count
+    return count
+
+
+async def seek_back(source: Any, partition: int, offset: int) -> bool:
+    """Send the consumer of ``source`` (a topic) on ``partition`` back to ``offset``; False if the
+    partition is no longer assigned to this worker. Faust's ``seek_wait`` runs aiokafka's seek in
+    the consumer's thread and moves Faust's read offset with it, so the records from ``offset``
+    are delivered again instead of dropped as already read."""
+    tp = TP(source.get_topic_name(), partition)
+    if tp not in app.consumer.assignment():
+        return False
+    try:
+        await app.consumer.seek_wait({tp: offset})
+    except IllegalStateError:  # revoked between the check and the seek
+        return False
+    return True
+
+
+def read_progress(table: Any) -> int | None:
+    """The next source offset the current event's partition must apply (None: never written)."""
+    return load_progress(read_value(table, PROGRESS_KEY))

@@ -12,7 +12,7 @@ from streams.control import DueIndex, apply_policy, release_record, tick_record
 from streams.idempotency import Expiry
 from streams.outbox import chunks, items_of
 from streams.workflow import episode_key
-from tables.codecs import StoredControl, StoredKey, dump_control, dump_key, load_control, load_key
+from tables.codecs import StoredControl, StoredKey, UnreadableValue, dump_control, dump_key, load_control, load_key
 
 METRIC = Policy.from_profile(
     {
@@ -56,14 +56,19 @@ def test_control_state_round_trips_through_its_codec() -> None:
     [b"not json", b"[]", b'{"v": 99, "state": {}}', b'{"v": 1}', b'{"v": 1, "offset": 1, "seq": 1, "state": {}}'],
     ids=["not json", "not an object", "unknown version", "no state", "state lacks fields"],
 )
-def test_an_unreadable_control_state_starts_empty_instead_of_stopping_the_agent(raw: bytes) -> None:
-    assert load_control(raw) is None
+def test_an_unreadable_control_state_is_refused_with_the_reason(raw: bytes) -> None:
+    """Before: read as None, so the key silently started from empty state (a NOTIFY could repeat)."""
+    with pytest.raises(UnreadableValue, match="control state unreadable"):
+        load_control(raw)
 
 
-def test_idempotency_value_round_trips_and_bad_values_read_as_absent() -> None:
+def test_idempotency_value_round_trips_and_bad_values_are_refused() -> None:
     stored = StoredKey("evt_1", 123, 9)
     assert load_key(dump_key(stored)) == stored
-    assert load_key(b'{"v": 2}') is None and load_key(b"\xff") is None and load_key(None) is None
+    assert load_key(None) is None
+    for raw in (b'{"v": 2}', b"\xff"):
+        with pytest.raises(UnreadableValue, match="idempotency value unreadable"):
+            load_key(raw)
 
 
 def test_chunks_keep_order_and_size_and_items_of_reads_both_shapes() -> None:
@@ -142,3 +147,29 @@ def test_a_tick_resolves_only_when_due() -> None:
 def test_episode_keys_differ_by_state_and_episode() -> None:
     assert episode_key("o/t/ACTUAL/p", 1) == episode_key("o/t/ACTUAL/p", 1)
     assert len({episode_key("o/t/ACTUAL/p", 1), episode_key("o/t/ACTUAL/p", 2), episode_key("o/t/DRILL/p", 1)}) == 3
+
+
+async def test_the_agent_dead_letters_an_unreadable_state_and_counts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defect: an unreadable state restarted empty without a word. Now its raw value goes to the
+    dead-letter topic with the key and the reason, the metric counts it, and the key starts empty."""
+    import streams.control
+    import streams.dead_letter
+    from app import metrics
+
+    sent: list[tuple[bytes | None, dict[str, object]]] = []
+
+    async def capture(*, key: bytes | None = None, value: bytes) -> None:
+        sent.append((key, orjson.loads(value)))
+
+    monkeypatch.setattr(streams.dead_letter.dead_letter_topic, "send", capture)
+    monkeypatch.setattr(streams.control, "read_value", lambda table, key: b'{"v": 1, "state": {"policy_type": 1}}')
+    before = metrics.REGISTRY.get_sample_value("tocsin_unreadable_states_total", {"table": "control"}) or 0.0
+    event = type("E", (), {"message": type("M", (), {"partition": 3, "offset": 77})()})()
+    assert await streams.control.read_state(event, b"org_1/wtp_1/ACTUAL/st-1") is None
+    assert metrics.REGISTRY.get_sample_value("tocsin_unreadable_states_total", {"table": "control"}) == before + 1
+    [(key, body)] = sent
+    assert key == b"org_1/wtp_1/ACTUAL/st-1"
+    assert body["stage"] == "control-state" and body["key"] == "org_1/wtp_1/ACTUAL/st-1"
+    assert body["partition"] == 3 and body["offset"] == 77
+    assert "control state unreadable" in str(body["reason"])
+    assert body["value"] == '{"v": 1, "state": {"policy_type": 1}}'

@@ -1,10 +1,9 @@
-"""How the control agent's state writes reach the changelog and RocksDB, and how it notices
-publish records that never reached it; with fakes for Faust's store and producer (no broker)."""
+"""How the control agent's state writes reach the changelog and RocksDB, with fakes for Faust's
+store and producer (no broker)."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,8 +13,6 @@ import pytest
 import rocksdict
 
 import tables.control
-from app import metrics
-from streams.control import OffsetWatch
 from tables.control import write_values
 
 CHANGELOG = "t.w.control-state-changelog"
@@ -125,33 +122,3 @@ async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset
         await writing
     assert log == []  # the batch is processed again (streams/batches.py): nothing of it may be stored yet
     assert table.data.value(0, b"k1") is None and table.data.value(0, table.data.offset_key) is None
-
-
-def _gaps(partition: int) -> float:
-    value = metrics.REGISTRY.get_sample_value("tocsin_control_record_gaps_total", {"partition": str(partition)})
-    return value or 0.0
-
-
-def test_offset_watch_reports_records_that_never_reached_the_agent(caplog: pytest.LogCaptureFixture) -> None:
-    watch = OffsetWatch()
-    before = _gaps(7)
-    with caplog.at_level(logging.WARNING, logger="streams.control"):
-        watch.check(1, [_event(7, 10), _event(7, 11), _event(8, 3)])
-        watch.check(1, [_event(7, 12), _event(7, 15), _event(8, 4)])  # 13 and 14 of partition 7 skipped
-        watch.check(1, [_event(7, 16)])
-    assert _gaps(7) - before == 2
-    assert [r.getMessage() for r in caplog.records] == [
-        "control: partition 7: records 13..14 did not reach the agent before 15"
-    ]
-
-
-def test_offset_watch_accepts_the_records_a_rebalance_delivers_again(caplog: pytest.LogCaptureFixture) -> None:
-    watch = OffsetWatch()
-    with caplog.at_level(logging.WARNING, logger="streams.control"):
-        watch.check(1, [_event(2, 100), _event(2, 101), _event(2, 102)])
-        # a rebalance seeks back to the committed offset: earlier records come again, then new ones
-        watch.check(2, [_event(2, 95), _event(2, 96)])
-        watch.check(2, [_event(2, 97), _event(2, 98), _event(2, 99), _event(2, 100), _event(2, 101), _event(2, 103)])
-    assert [r.getMessage() for r in caplog.records] == [
-        "control: partition 2: records 102..102 did not reach the agent before 103"
-    ]

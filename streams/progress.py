@@ -1,0 +1,170 @@
+"""Every record of a partition applied once, in offset order, whatever the consumer does.
+
+The control and idempotency agents keep, in their own changelog-backed table, the next offset of
+each source partition they must apply (one key per table partition, written in the same RocksDB
+write batch and changelog batch as the states of the records before it). So the progress moves
+with the states: to another worker on a rebalance, back from the changelog after a lost disk.
+Faust's committed offset only says where the consumer starts reading; it is never trusted to
+say what was applied.
+
+For each record the agent asks :meth:`PartitionProgress.admit`:
+
+- below the next offset: applied before (a redelivery after a rebalance or a crash) → skip;
+- at the next offset (or the partition was never written): apply;
+- above it: records between never reached the agent (a rebalance loss, see the README's faults
+  section). The agent does not apply it: it seeks the consumer back to the next offset and drops
+  what was fetched before the seek. The first record at or below the one that came instead,
+  after the seek, decides: if it is the awaited offset, the missing records are applied in order;
+  if it is later, the broker holds no record in between (transaction markers, aborted or
+  compacted records), which is logged as a hole and passed. A seek that brings nothing back is
+  tried again; after ``MAX_SEEKS`` the records are given up as lost: an ERROR line and
+  ``tocsin_record_gaps_total``, which every end-to-end test requires to be 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from app import metrics
+from tables.codecs import PROGRESS_KEY, dump_progress
+
+log = logging.getLogger(__name__)
+
+MAX_SEEKS = 5
+RESEEK_AFTER_S = 5.0
+
+
+class Admit(Enum):
+    APPLY = "apply"
+    SKIP = "skip"  # applied before
+    DROP = "drop"  # past a hole being fetched again
+
+
+@dataclass
+class Hole:
+    expected: int  # the first offset not yet applied: where the consumer is sent back to
+    seen: int  # the offset that came instead
+    sought: bool = False
+    seeks: int = 0
+    since: float = 0.0
+
+
+_UNKNOWN = object()
+
+
+class PartitionProgress:
+    """The next offset per source partition of one agent, within one consumer generation (a new
+    generation reads each partition's offset from the table again)."""
+
+    def __init__(self, stage: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stage = stage
+        self.clock = clock
+        self.next: dict[int, int | None] = {}
+        self.applied: dict[int, int | None] = {}  # ``next`` as of the last batch whose states were written
+        self.holes: dict[int, Hole] = {}
+        self.generation: object = _UNKNOWN
+        self.touched: dict[int, Any] = {}  # partition → the batch's last applied event of it
+        self.skipped = 0
+
+    def start_batch(self, generation: object) -> None:
+        """Before each attempt at a batch: a new generation forgets everything; an attempt that
+        failed before its states were written leaves no trace (its records come again)."""
+        if generation != self.generation:
+            self.applied.clear()
+            self.holes.clear()
+            self.generation = generation
+        self.next = dict(self.applied)
+        self.touched = {}
+        self.skipped = 0
+
+    def batch_written(self) -> None:
+        """The batch's states and markers are stored: its offsets count as applied."""
+        self.applied = dict(self.next)
+
+    def admit(self, event: Any, load: Callable[[], int | None]) -> Admit:
+        """What to do with ``event``; ``load`` reads the partition's stored next offset (called
+        once per partition and generation, with the event's partition current)."""
+        partition, offset = event.message.partition, event.message.offset
+        nxt = self.next.get(partition, _UNKNOWN)
+        if nxt is _UNKNOWN:
+            nxt = self.next[partition] = load()
+        assert nxt is None or isinstance(nxt, int)
+        if nxt is not None and offset < nxt:
+            self.skipped += 1
+            return Admit.SKIP
+        hole = self.holes.get(partition)
+        if nxt is None or offset == nxt:
+            if hole is not None:
+                log.warning(
+                    "%s: partition %d: records %d..%d fetched again after they had not reached the agent",
+                    self.stage,
+                    partition,
+                    hole.expected,
+                    hole.seen - 1,
+                )
+                del self.holes[partition]
+            return self._apply(event, partition, offset)
+        # offset > nxt: the records from nxt did not come
+        if hole is None:
+            self.holes[partition] = Hole(nxt, offset)
+            metrics.OFFSET_REFETCHES.labels(self.stage).inc()
+            log.warning(
+                "%s: partition %d: records %d..%d did not reach the agent before %d; fetching them again",
+                self.stage,
+                partition,
+                nxt,
+                offset - 1,
+                offset,
+            )
+            return Admit.DROP
+        if hole.sought and offset <= hole.seen:
+            # the first record after the seek is past ``nxt``: the broker has none in between
+            metrics.OFFSET_HOLES.labels(self.stage).inc(offset - nxt)
+            log.info("%s: partition %d: offsets %d..%d hold no record", self.stage, partition, nxt, offset - 1)
+            del self.holes[partition]
+            return self._apply(event, partition, offset)
+        if hole.sought and self.clock() - hole.since > RESEEK_AFTER_S:
+            if hole.seeks >= MAX_SEEKS:
+                metrics.RECORD_GAPS.labels(self.stage, str(partition)).inc(offset - nxt)
+                log.error(
+                    "%s: partition %d: records %d..%d are lost: %d seeks back to %d brought none of them",
+                    self.stage,
+                    partition,
+                    nxt,
+                    offset - 1,
+                    hole.seeks,
+                    nxt,
+                )
+                del self.holes[partition]
+                return self._apply(event, partition, offset)
+            hole.sought = False  # seek again after this batch
+        return Admit.DROP
+
+    def _apply(self, event: Any, partition: int, offset: int) -> Admit:
+        self.next[partition] = offset + 1
+        self.touched[partition] = event
+        return Admit.APPLY
+
+    def markers(self) -> list[tuple[Any, bytes, bytes]]:
+        """``(event, key, value)`` of each partition's new next offset, to write with the states."""
+        return [(event, PROGRESS_KEY, dump_progress(self.next[p] or 0)) for p, event in self.touched.items()]
+
+    def seeks_due(self) -> dict[int, int]:
+        """Partitions to send back, and where to: each hole not yet asked for again. Marks them asked."""
+        due = {}
+        for partition, hole in self.holes.items():
+            if not hole.sought:
+                hole.sought, hole.since = True, self.clock()
+                hole.seeks += 1
+                due[partition] = hole.expected
+        return due
+
+    def forget(self, partition: int) -> None:
+        """The partition left this worker (a seek found it unassigned)."""
+        self.holes.pop(partition, None)
+        self.next.pop(partition, None)

@@ -1,0 +1,221 @@
+"""Workers that come and go under a steady METRIC load, and the spec's METRIC table as the oracle.
+
+``MetricLoad`` publishes a fixed cycle of values for many partition keys at a steady pace (each
+key's publishes in order, one after the other); ``spec_decisions`` computes what the spec's
+METRIC table (ABSOLUTE rule, threshold T, exit_stable_limit L, no peak hold, no auto-resolve)
+gives for each key's accepted sequence, independently of the worker's code. ``WorkerChurn``
+runs a scenario of worker joins, ``kill -9`` and restarts while the load flows, and
+``decision_lines`` / ``gap_lines`` read what every worker (killed ones included) logged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tests.support.stack import Stack
+
+THRESHOLD = 10.0
+EXIT_STABLE_LIMIT = 3
+# One episode per cycle: open, raise, equal to the peak, raise, three values below → release.
+CYCLE = (11.0, 12.0, 12.0, 13.0, 1.0, 2.0, 3.0)
+METRIC_PROFILE = {
+    "type": "METRIC",
+    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": THRESHOLD}],
+    "exit_stable_limit": EXIT_STABLE_LIMIT,
+    "auto_resolve_duration": 0,
+}
+
+
+def spec_decisions(values: Sequence[float], threshold: float = THRESHOLD, limit: int = EXIT_STABLE_LIMIT) -> list[str]:
+    """The spec's METRIC table (ABSOLUTE) for one partition key's values, in order. Written here,
+    not imported, so that the worker's ``decide`` is checked against the spec and not itself.
+    The sequences used never bring a value back above T inside the stable count (the spec leaves
+    that case open)."""
+    out: list[str] = []
+    active, peak, below = False, 0.0, 0
+    for v in values:
+        if not active:
+            if v >= threshold:
+                active, peak, below = True, v, 0
+                out.append("NOTIFY")
+            else:
+                out.append("SUPPRESS")
+        elif v >= threshold:
+            below = 0
+            if v > peak:
+                peak = v
+                out.append("NOTIFY")
+            else:
+                out.append("SUPPRESS")
+        else:
+            below += 1
+            if below >= limit:
+                active = False
+                out.append("RESOLVE")
+            else:
+                out.append("SUPPRESS")
+    return out
+
+
+@dataclass
+class Published:
+    key: str
+    index: int  # position in the key's sequence
+    value: float
+    event_id: str  # the publisher's event.id
+    server_id: str | None = None  # set when accepted (202)
+    status: int = 0
+
+
+@dataclass
+class MetricLoad:
+    """``per_key`` publishes for each of ``keys`` partition keys at about ``rate`` per second in all,
+    from ``threads`` clients; a key belongs to one client, so its publishes stay in order."""
+
+    stack: Stack
+    topic: str
+    keys: int = 40
+    per_key: int = 30
+    rate: float = 100.0
+    threads: int = 4
+    prefix: str = "m"
+    sent: list[Published] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _workers: list[threading.Thread] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def total(self) -> int:
+        return self.keys * self.per_key
+
+    def start(self) -> MetricLoad:
+        for t in range(self.threads):
+            thread = threading.Thread(target=self._run, args=(t,), daemon=True)
+            thread.start()
+            self._workers.append(thread)
+        return self
+
+    def _run(self, t: int) -> None:
+        mine = [k for k in range(self.keys) if k % self.threads == t]
+        interval = self.threads / self.rate  # each client's share of the pace
+        next_at = time.monotonic()
+        with self.stack.client() as client:
+            for index, k in itertools.product(range(self.per_key), mine):
+                if self._stop.is_set():
+                    return
+                key = f"{self.prefix}-st{k:03d}"
+                value = CYCLE[index % len(CYCLE)]
+                item = Published(key, index, value, f"{key}-{index}")
+                body = {
+                    "status": "ACTUAL",
+                    "data": {"station": key, "n": index},
+                    "event": {"id": item.event_id, "name": f"{key} #{index}"},
+                    "event_control": {"partition_key": key, "metrics": {"level": value}},
+                }
+                try:
+                    r = client.post(f"/workflow_topics/{self.topic}/publish", json=body, timeout=30)
+                    item.status = r.status_code
+                    if r.status_code == 202:
+                        item.server_id = r.json()["id"]
+                except httpx.HTTPError:
+                    item.status = 0
+                with self._lock:
+                    self.sent.append(item)
+                next_at += interval
+                # the load's pace, not a wait for a condition
+                self._stop.wait(max(0.0, next_at - time.monotonic()))
+
+    def done(self) -> int:
+        with self._lock:
+            return len(self.sent)
+
+    def stop(self) -> None:
+        """End the load after each client's publish in flight (what was sent so far is the load)."""
+        self._stop.set()
+        self.join(60)
+
+    def join(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for thread in self._workers:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._stop.set()
+        assert not any(t.is_alive() for t in self._workers), "the load did not finish in time"
+
+    def accepted(self) -> list[Published]:
+        return [p for p in self.sent if p.server_id is not None]
+
+    def expected(self) -> dict[str, str]:
+        """Server event id → the spec's decision, from each key's accepted values in order."""
+        by_key: dict[str, list[Published]] = defaultdict(list)
+        for p in self.accepted():
+            by_key[p.key].append(p)
+        out: dict[str, str] = {}
+        for items in by_key.values():
+            items.sort(key=lambda p: p.index)
+            for p, decision in zip(items, spec_decisions([p.value for p in items]), strict=True):
+                assert p.server_id is not None
+                out[p.server_id] = decision
+        return out
+
+
+_DECISION = re.compile(r"(?:^|\] )decision event_id=(\S+) .*? decision=(\w+)", re.M)
+_GAP = re.compile(r"\d+ are lost: \d+ seeks back")
+_REFETCH = re.compile(r"did not reach the agent before")
+
+
+def decision_lines(logs: Iterable[Path]) -> dict[str, list[str]]:
+    """Server event id → every decision the workers logged for it (one line per decision made)."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for log in logs:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        for match in _DECISION.finditer(text):
+            found[match.group(1)].append(match.group(2))
+    return found
+
+
+def gap_lines(logs: Iterable[Path]) -> list[str]:
+    """Every line a worker logged about records given up as lost (never reached an agent)."""
+    return [
+        f"{log.name}: {line}"
+        for log in logs
+        if log.exists()
+        for line in log.read_text(errors="replace").splitlines()
+        if _GAP.search(line)
+    ]
+
+
+def refetch_lines(logs: Iterable[Path]) -> list[str]:
+    """Every line a worker logged about records that came past a hole and were fetched again."""
+    return [
+        f"{log.name}: {line}"
+        for log in logs
+        if log.exists()
+        for line in log.read_text(errors="replace").splitlines()
+        if _REFETCH.search(line)
+    ]
+
+
+def gaps_metric(url: str) -> float:
+    """The sum of ``tocsin_record_gaps_total`` (records given up as lost) on a live worker's /metrics."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("tocsin_record_gaps_total")
+    )
+
+
+def assert_no_gaps(stack: Stack) -> None:
+    """Every worker of ``stack``: 0 record gaps in its log, and on its /metrics if it is alive."""
+    lines = gap_lines(stack.worker_logs)
+    assert lines == [], "record gaps:\n" + "\n".join(lines[:20])
+    for proc, url in zip(stack.workers, stack.worker_urls, strict=True):
+        if proc.poll() is None:
+            assert gaps_metric(url) == 0, f"record gaps on {url}/metrics"
