@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sqlalchemy import select
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
@@ -188,11 +189,28 @@ def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
     }
 
 
-async def _get(session: SessionDep, org_id: str, topic: str) -> WorkflowTopic:
-    found = await find_topic(session, org_id, topic)
-    if found is None:
-        raise NotFound("workflow topic not found")
-    return found
+class TopicAccess(NamedTuple):
+    principal: Principal
+    topic: WorkflowTopic
+
+
+def topic_access(permission: str) -> Callable[..., Coroutine[Any, Any, TopicAccess]]:
+    """A dependency: the caller, and the topic the path names by id or key, once the caller holds
+    ``permission`` on it under either of its names (a binding on the id or on the key)."""
+
+    async def dependency(
+        org_id: str, topic: str, request: Request, state: StateDep, session: SessionDep
+    ) -> TopicAccess:
+        principal = await authenticate(state, request.headers.get("authorization"))
+        if principal.organization_id != org_id:
+            raise NotFound("not found")
+        row = await find_topic(session, org_id, topic) if "\n" not in topic else None
+        authorize_topic(principal, org_id, permission, topic, (row.id, row.key) if row is not None else None)
+        if row is None:  # authorize_topic already answered 404 (or 403) for it; this narrows the type
+            raise NotFound("workflow topic not found")
+        return TopicAccess(principal, row)
+
+    return dependency
 
 
 @router.post(
@@ -248,9 +266,9 @@ async def get_topic(
     org_id: str,
     topic: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:get"))],
 ) -> dict[str, Any]:
-    return topic_out(await _get(session, org_id, topic))
+    return topic_out(access.topic)
 
 
 @router.delete(
@@ -264,9 +282,9 @@ async def delete_topic(
     topic: str,
     session: SessionDep,
     state: StateDep,
-    principal: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:delete"))],
 ) -> None:
-    row = await _get(session, org_id, topic)
+    row, principal = access.topic, access.principal
     used = (await session.scalars(select(Workflow.id).where(Workflow.topic_id == row.id).limit(1))).first()
     if used is not None:
         raise Conflict("workflows still use this topic", details={"workflow_id": used})
@@ -307,12 +325,12 @@ async def update_topic(
     body: TopicPatch,
     session: SessionDep,
     state: StateDep,
-    principal: Annotated[Principal, Depends(require("organization.workflow_topic:update", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:update"))],
 ) -> dict[str, Any]:
     """Change a topic. A new ``control_policy_profile`` replaces the old one whole; open episodes
     keep their state and follow the new thresholds from their next event, except that a change of
     policy type starts every state of the topic afresh (README, "Event control")."""
-    row = await _get(session, org_id, topic)
+    row, principal = access.topic, access.principal
     # the fields sent, each whole (a nested object's defaults included, as a create stores them)
     full = body.model_dump(mode="json")
     changes = {field: full[field] for field in body.model_fields_set}
@@ -340,13 +358,13 @@ async def control_state(
     org_id: str,
     topic: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:get"))],
     partition_key: Annotated[str, Query(min_length=1, max_length=256)],
     status: Literal["ACTUAL", "DRILL", "TEST"] = "ACTUAL",
 ) -> dict[str, Any]:
     """The control state of one partition key, as the worker last reported it (it lags the
     worker by at most a trace batch). A partition key never seen has the empty state."""
-    row = await _get(session, org_id, topic)
+    row = access.topic
     view = await control_view(session, org_id, row.id, status, partition_key)
     v: dict[str, Any] = view.view if view is not None else {}
     due = v.get("auto_resolve_at_ms")

@@ -120,6 +120,16 @@ def resource_name(org_id: str, resource_type: str | None = None, resource_id: st
     return name if resource_id is None or resource_type is None else f"{name}/{resource_id}"
 
 
+def topic_names(org_id: str, topic_id: str, key: str) -> tuple[str, str]:
+    """A workflow topic's two canonical names, by id and by key.
+
+    The spec lets a path name a topic by either, so a binding on either name grants the same on
+    every route. Keys never look like ids (``wtp_``) and never change, so neither name can come
+    to mean another topic while this one exists.
+    """
+    return resource_name(org_id, "workflow_topics", topic_id), resource_name(org_id, "workflow_topics", key)
+
+
 def validate_resource_name(name: str) -> str:
     """Return a literal name (no tail) unchanged, or raise :class:`InvalidName` (RESOURCE_NAME_RE, length)."""
     if len(name) > MAX_NAME_LENGTH or not RESOURCE_NAME_RE.fullmatch(name):
