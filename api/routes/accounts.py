@@ -211,6 +211,9 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     ) -> dict[str, Any]:
         account = await get_account(session, org_id, account_id, kind)
         changes = cast(BaseModel, body).model_dump(exclude_unset=True)
+        if changes.get("status") == "ACTIVE" and account.status != "ACTIVE":
+            # reactivating brings every token and credential of the account back: act-as guard
+            ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
         for field, value in changes.items():
             setattr(account, "name" if field == "display_name" else field, value)
         audit.record(session, principal, "update", kind, account.id, changes)

@@ -110,6 +110,16 @@ def _invalid(exc: InvalidCredential) -> InvalidInput:
     return InvalidInput(str(exc), details={"fields": [detail]})
 
 
+def widens_credential(row: FederatedCredential, changes: dict[str, Any]) -> bool:
+    """Whether a PATCH could let more tokens become the account: reactivating the credential, or
+    any change of its attribute_condition (removing it included; a new expression is not checked
+    for being narrower, so every change counts)."""
+    reactivates = changes.get("status") == "ACTIVE" and row.status != "ACTIVE"
+    return reactivates or (
+        "attribute_condition" in changes and changes["attribute_condition"] != row.attribute_condition
+    )
+
+
 async def _service_account(session: SessionDep, org_id: str, account_id: str) -> Account:
     account: Account | None = await find_in_org(session, Account, org_id, account_id)
     if account is None or account.kind != "service_account":
@@ -213,6 +223,10 @@ async def update_credential(
             details={"fields": [{"field": f, "message": "immutable; delete and recreate"} for f in immutable]},
         )
     row = await _credential(session, org_id, account_id, credential_id)
+    if widens_credential(row, changes):
+        # who may become the account grows: the same act-as guard as attaching a credential
+        account = await _service_account(session, org_id, account_id)
+        ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
     if changes.get("attribute_condition") is not None:
         try:
             compile_condition(changes["attribute_condition"])

@@ -290,6 +290,27 @@ def test_escalation_paths_are_refused(api: Stack, owner: httpx.Client) -> None:
         assert allowed.status_code == 200, allowed.text
 
 
+def test_reactivating_a_more_powerful_account_is_an_escalation(api: Stack, owner: httpx.Client) -> None:
+    """An INACTIVE account's tokens come back with it: reactivation passes the act-as guard."""
+    powerful, powerful_token = new_sa(owner, "dormant-owner", [{"resource": org_name(api), "role_id": "owner"}])
+    assert owner.patch(f"/service_accounts/{powerful}", json={"status": "INACTIVE"}).status_code == 200
+    role = owner.post(
+        "/iam/roles",
+        json={
+            "name": "sa-editor",
+            "policies": [{"permission_id": "organization.service_account:update", "effect": "allow"}],
+        },
+    ).json()["id"]
+    _editor, token = new_sa(owner, "sa-editor", [{"resource": org_name(api), "role_id": role}])
+    with as_token(api, token) as c:
+        r = c.patch(f"/service_accounts/{powerful}", json={"status": "ACTIVE"})
+        assert (r.status_code, r.json()["code"]) == (403, "IAM-002"), r.text
+        assert c.patch(f"/service_accounts/{powerful}", json={"description": "still dormant"}).status_code == 200
+    with as_token(api, powerful_token) as c:
+        assert c.get("/workflow_topics").json()["code"] == "AUT-003"
+    assert owner.patch(f"/service_accounts/{powerful}", json={"status": "ACTIVE"}).status_code == 200
+
+
 def test_iam_check_names_the_granting_binding(api: Stack, owner: httpx.Client) -> None:
     sa_id, _t = new_sa(
         owner, "checked", [{"resource": org_name(api, ":workflow_topics<(/.*)?$>"), "role_id": "workflow_publisher"}]
