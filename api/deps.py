@@ -120,15 +120,13 @@ def authorize_topic(
 
     ``found`` is the topic's ``(id, key)`` once the path's id-or-key resolved to it: a binding on
     either canonical name grants. A topic that does not exist is checked under the path's
-    spelling first, so a caller without the permission gets the same 403 whether or not it
-    exists, and only a caller who could use it learns it is missing (404).
+    spelling, so a caller without the permission gets the same 403 whether or not it exists; the
+    caller answers 404 for it afterwards (after validating the request, as for every resource).
     """
     if "\n" in spelled:  # no topic has such a key, and no binding covers such a name (app/domain/iam.py)
         raise NotFound("workflow topic not found")
     names = iam.topic_names(org_id, *found) if found else (iam.resource_name(org_id, "workflow_topics", spelled),)
     authorize_any(principal, org_id, permission, names)
-    if found is None:
-        raise NotFound("workflow topic not found")
 
 
 def require(permission: str, resource: str | None = None) -> Callable[..., Coroutine[Any, Any, Principal]]:

@@ -89,14 +89,14 @@ async def accept_publish(
         )
     ref = await _topic_ref(state, org_id, topic)
     authorize_topic(principal, org_id, PERMISSION, topic, (ref.id, ref.key) if ref is not None else None)
-    if ref is None:  # authorize_topic already answered 404 (or 403) for it; this narrows the type
-        raise NotFound("workflow topic not found")
     limit = state.settings.max_body_bytes
     check_json_headers(content_type, content_length, limit)
     body = await receive_body(receive, limit)
     payload = PublishRequest.model_validate_json(body)
     if violations := publish_violations(payload, body, state.input_limits):
         raise limits_exceeded(violations)
+    if ref is None:
+        raise NotFound("workflow topic not found")
     if ref.status != "ACTIVE":
         raise Conflict("workflow topic is not ACTIVE")
     wait = state.publish_limits.take((principal.account_id, ref.id))

@@ -191,7 +191,13 @@ def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
 
 class TopicAccess(NamedTuple):
     principal: Principal
-    topic: WorkflowTopic
+    found: WorkflowTopic | None  # None: the caller may, but no such topic (404 once the request is valid)
+
+    @property
+    def topic(self) -> WorkflowTopic:
+        if self.found is None:
+            raise NotFound("workflow topic not found")
+        return self.found
 
 
 def topic_access(permission: str) -> Callable[..., Coroutine[Any, Any, TopicAccess]]:
@@ -206,8 +212,6 @@ def topic_access(permission: str) -> Callable[..., Coroutine[Any, Any, TopicAcce
             raise NotFound("not found")
         row = await find_topic(session, org_id, topic) if "\n" not in topic else None
         authorize_topic(principal, org_id, permission, topic, (row.id, row.key) if row is not None else None)
-        if row is None:  # authorize_topic already answered 404 (or 403) for it; this narrows the type
-            raise NotFound("workflow topic not found")
         return TopicAccess(principal, row)
 
     return dependency
