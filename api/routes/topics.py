@@ -15,6 +15,7 @@ from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain.control import policy_type
+from app.domain.filters import operator_problem
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
@@ -49,6 +50,20 @@ class FieldValue(_Strict):
     operators: list[str] = Field(default_factory=list, max_length=20)
 
 
+class FieldValueIn(FieldValue):
+    """A ``values`` entry as a create or update sends it: only the spec's operators, each for a
+    type the spec's table allows it on (type ``any`` takes every operator)."""
+
+    @model_validator(mode="after")
+    def _spec_operators(self) -> FieldValueIn:
+        problems = [p for op in self.operators if (p := operator_problem(op, self.type)) is not None]
+        if problems:
+            raise ValueError("; ".join(problems))
+        if len(set(self.operators)) != len(self.operators):
+            raise ValueError("an operator may be listed once")
+        return self
+
+
 class TopicField(_Strict):
     id: str = Field(min_length=1, max_length=100)
     name_ja: str = ""
@@ -58,6 +73,10 @@ class TopicField(_Strict):
     path: str = Field(min_length=1, max_length=500)
     values: list[FieldValue] = Field(default_factory=list, max_length=10)
     site: bool = False
+
+
+class TopicFieldIn(TopicField):
+    values: list[FieldValueIn] = Field(default_factory=list, max_length=10)  # type: ignore[assignment]  # narrower on input
 
 
 class TemplateVariable(_Strict):
@@ -113,7 +132,7 @@ class TopicIn(_Strict):
     share_with_allowed_orgs: bool = False
     share_with_sibling_orgs: bool = False
     allowed_organization_ids: list[str] = Field(default_factory=list, max_length=1000)
-    fields: list[TopicField] = Field(default_factory=list, max_length=200)
+    fields: list[TopicFieldIn] = Field(default_factory=list, max_length=200)
     template_variables: list[TemplateVariable] = Field(default_factory=list, max_length=100)
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
     control_policy_profile: ControlPolicyProfile | None = None
@@ -311,7 +330,7 @@ class TopicPatch(_Strict):
     share_with_allowed_orgs: bool = omittable()
     share_with_sibling_orgs: bool = omittable()
     allowed_organization_ids: list[str] = omittable(max_length=1000)
-    fields: list[TopicField] = omittable(max_length=200)
+    fields: list[TopicFieldIn] = omittable(max_length=200)
     template_variables: list[TemplateVariable] = omittable(max_length=100)
     status: Literal["ACTIVE", "INACTIVE"] = omittable()
     control_policy_profile: ControlPolicyProfile | None = Field(default=None, description="null removes the policy")
