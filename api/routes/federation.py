@@ -14,7 +14,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import RFC6749_ERRORS, OAuthErrorOut
 from api.guard import ensure_can_act_as
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
 from app import metrics
 from app.domain.federation import InvalidCredential, compile_condition, validate_subject_filter
@@ -185,14 +185,12 @@ async def list_credentials(
     account_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:list", "service_accounts/{account_id}"))],
+    params: PageDep,
 ) -> Page[Any]:
     await _service_account(session, org_id, account_id)
-    rows = await session.scalars(
-        select(FederatedCredential)
-        .where(FederatedCredential.service_account_id == account_id)
-        .order_by(FederatedCredential.id)
-    )
-    return page([credential_out(r) for r in rows.all()], None)
+    query = select(FederatedCredential).where(FederatedCredential.service_account_id == account_id)
+    rows, nxt = await paginate(session, query, params, FederatedCredential.id)
+    return page([credential_out(r) for r in rows], nxt)
 
 
 @router.get("/{credential_id}", response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:get"))
@@ -268,16 +266,13 @@ async def list_exchanges(
     session: SessionDep,
     state: StateDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:get", ONE))],
+    params: PageDep,
 ) -> Page[Any]:
-    """Recent exchange attempts: when, outcome, the failing check, the client address."""
+    """Exchange attempts, newest first: when, outcome, the failing check, the client address."""
     await _credential(session, org_id, account_id, credential_id)
     await state.federation.flush_attempts()
-    rows = await session.scalars(
-        select(ExchangeAttempt)
-        .where(ExchangeAttempt.credential_id == credential_id)
-        .order_by(ExchangeAttempt.id.desc())
-        .limit(100)
-    )
+    query = select(ExchangeAttempt).where(ExchangeAttempt.credential_id == credential_id)
+    rows, nxt = await paginate(session, query, params, ExchangeAttempt.id, newest_first=True)
     return page(
         [
             {
@@ -288,9 +283,9 @@ async def list_exchanges(
                 "subject": a.subject,
                 "client_address": a.client_address,
             }
-            for a in rows.all()
+            for a in rows
         ],
-        None,
+        nxt,
     )
 
 

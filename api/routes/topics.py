@@ -13,7 +13,7 @@ from sqlalchemy import select
 from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, cut, page
 from app.domain.control import policy_type
 from app.domain.filters import operator_problem
 from app.domain.ids import new_id
@@ -272,10 +272,9 @@ async def list_topics(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, WorkflowTopic, org_id, limit=limit, cursor=cursor)
+    rows, nxt = await list_in_org(session, WorkflowTopic, org_id, limit=params.limit, cursor=params.cursor)
     return page([topic_out(t) for t in rows], nxt)
 
 
@@ -416,11 +415,10 @@ async def list_shared_topics(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
     """Topics of other organizations this one may receive (public, or restricted and shared with
     it); a workflow subscribes with ``topic`` and ``topic_organization_id``."""
-    rows = [t for t in await shared_topics(session, org_id) if cursor is None or t.id > cursor]
-    items = [{k: v for k, v in topic_out(t).items() if k not in _OWNER_ONLY} for t in rows[:limit]]
-    return page(items, rows[limit - 1].id if len(rows) > limit else None)
+    receivable = sorted(await shared_topics(session, org_id), key=lambda t: t.id)
+    rows, nxt = cut([t for t in receivable if params.cursor is None or t.id > params.cursor], params, lambda t: t.id)
+    return page([{k: v for k, v in topic_out(t).items() if k not in _OWNER_ONLY} for t in rows], nxt)
