@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -102,10 +102,31 @@ PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 def authorize(principal: Principal, org_id: str, permission: str, resource: str) -> None:
     """403 without the permission; 404 for another organization (never reveal it exists)."""
+    authorize_any(principal, org_id, permission, (resource,))
+
+
+def authorize_any(principal: Principal, org_id: str, permission: str, names: Sequence[str]) -> None:
+    """Like :func:`authorize` for a resource with several names: the permission on any of them suffices."""
     if principal.organization_id != org_id:
         raise NotFound("not found")
-    if not principal.can(permission, resource):
+    if not any(principal.can(permission, name) for name in names):
         raise PermissionDenied(f"missing permission {permission}", details={"permission": permission})
+
+
+def authorize_topic(
+    principal: Principal, org_id: str, permission: str, spelled: str, found: tuple[str, str] | None
+) -> None:
+    """The permission on a workflow topic, whichever way the path spelled it.
+
+    ``found`` is the topic's ``(id, key)`` once the path's id-or-key resolved to it: a binding on
+    either canonical name grants. A topic that does not exist is checked under the path's
+    spelling, so a caller without the permission gets the same 403 whether or not it exists; the
+    caller answers 404 for it afterwards (after validating the request, as for every resource).
+    """
+    if "\n" in spelled:  # no topic has such a key, and no binding covers such a name (app/domain/iam.py)
+        raise NotFound("workflow topic not found")
+    names = iam.topic_names(org_id, *found) if found else (iam.resource_name(org_id, "workflow_topics", spelled),)
+    authorize_any(principal, org_id, permission, names)
 
 
 def require(permission: str, resource: str | None = None) -> Callable[..., Coroutine[Any, Any, Principal]]:

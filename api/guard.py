@@ -29,6 +29,11 @@ def ensure_can_grant(principal: Principal, roles: Mapping[str, iam.Role], role_i
             f"unknown role {role_id!r}", details={"fields": [{"field": "role_id", "message": "unknown"}]}
         )
     ensure_holds(principal, role.permissions, resource, f"granting role {role_id}")
+    if role.every_permission and not iam.holds_every_permission(principal.bindings, principal.roles, resource):
+        raise ChangeRefused(
+            f"granting role {role_id} would give every permission on {resource}; you do not hold them all there",
+            details={"missing_permissions": ["every permission (role owner)"]},
+        )
 
 
 def ensure_can_act_as(principal: Principal, target: Principal) -> None:

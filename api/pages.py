@@ -1,12 +1,31 @@
-"""The list envelope: ``{"items": [...], "next_cursor": ...}``."""
+"""Lists: one set of parameters (``?limit=``, ``?cursor=``) and one envelope
+(``{"items": [...], "next_cursor": ...}``) for every list route (API.md, "Conventions").
+
+Pages are keyset pages: a list is ordered by a unique key (an id, or a timestamp and an id),
+``next_cursor`` is the key of a page's last item when more follow, and the next page starts
+after it, so an item created or deleted meanwhile never shifts another onto two pages or none.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Generic, TypeVar
 
+import orjson
+from fastapi import Depends, Query
 from pydantic import BaseModel, ConfigDict
+from sqlalchemy import Select, and_, or_
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
+
+from app.errors import InvalidInput
 
 T = TypeVar("T")
+DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 
 
 class Page(BaseModel, Generic[T]):
@@ -19,3 +38,78 @@ class Page(BaseModel, Generic[T]):
 
 def page(items: list[dict[str, Any]], next_cursor: str | None) -> Page[Any]:
     return Page[Any](items=items, next_cursor=next_cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class PageParams:
+    limit: int
+    cursor: str | None
+
+
+def page_params(
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="items per page")] = DEFAULT_LIMIT,
+    cursor: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="next_cursor of the previous page")
+    ] = None,
+) -> PageParams:
+    return PageParams(limit, cursor)
+
+
+PageDep = Annotated[PageParams, Depends(page_params)]
+
+
+def _bad_cursor() -> InvalidInput:
+    return InvalidInput(
+        "cursor is not a next_cursor this list gave", details={"fields": [{"field": "cursor", "message": "invalid"}]}
+    )
+
+
+def _time_cursor(at: datetime, key: str) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps([at.isoformat(), key])).decode()
+
+
+def _read_time_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        at, key = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return datetime.fromisoformat(at), str(key)
+    except (binascii.Error, orjson.JSONDecodeError, ValueError, TypeError) as exc:
+        raise _bad_cursor() from exc
+
+
+def cut(rows: Sequence[T], params: PageParams, key: Callable[[T], str]) -> tuple[list[T], str | None]:
+    """The page out of ``rows`` (up to ``limit + 1``, in key order) and its ``next_cursor``."""
+    items = list(rows[: params.limit])
+    return items, key(items[-1]) if len(rows) > params.limit else None
+
+
+async def paginate(
+    session: AsyncSession,
+    query: Select[Any],
+    params: PageParams,
+    key: InstrumentedAttribute[str],
+    *,
+    newest_first: bool = False,
+) -> tuple[list[Any], str | None]:
+    """One page of ``query``'s rows, ordered by the unique ``key`` (ascending, or descending with
+    ``newest_first``: time-sortable ids), and the next cursor (the last row's key)."""
+    if params.cursor is not None:
+        query = query.where(key < params.cursor if newest_first else key > params.cursor)
+    query = query.order_by(key.desc() if newest_first else key).limit(params.limit + 1)
+    rows = (await session.scalars(query)).all()
+    return cut(rows, params, lambda row: str(getattr(row, key.key)))
+
+
+async def paginate_by_time(
+    session: AsyncSession,
+    query: Select[Any],
+    params: PageParams,
+    at: InstrumentedAttribute[datetime],
+    key: InstrumentedAttribute[str],
+) -> tuple[list[Any], str | None]:
+    """One page ordered by ``(at, key)`` (oldest first) for rows whose ids are not time-sortable;
+    the cursor is opaque (both values of the last row)."""
+    if params.cursor is not None:
+        after_at, after_key = _read_time_cursor(params.cursor)
+        query = query.where(or_(at > after_at, and_(at == after_at, key > after_key)))
+    rows = (await session.scalars(query.order_by(at, key).limit(params.limit + 1))).all()
+    return cut(rows, params, lambda row: _time_cursor(getattr(row, at.key), str(getattr(row, key.key))))

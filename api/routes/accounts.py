@@ -9,14 +9,14 @@ annotations are evaluated at definition time.
 from datetime import timedelta
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from sqlalchemy import delete, select
 
 from api.deps import SessionDep, StateDep, authenticate, authorize, permission_extra, require
 from api.guard import ensure_can_act_as
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, page, paginate
 from app.domain import iam
 from app.domain.principal import Principal
 from app.errors import NotFound
@@ -175,14 +175,11 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         org_id: str,
         session: SessionDep,
         _p: Annotated[Principal, Depends(require(f"{perm}:list"))],
-        limit: Annotated[int, Query(ge=1, le=500)] = 50,
-        cursor: str | None = None,
+        params: PageDep,
     ) -> Page[Any]:
         query = select(Account).where(Account.organization_id == org_id, Account.kind == kind)
-        if cursor:
-            query = query.where(Account.id > cursor)
-        rows = list((await session.scalars(query.order_by(Account.id).limit(limit + 1))).all())
-        return page([account_out(a) for a in rows[:limit]], rows[limit - 1].id if len(rows) > limit else None)
+        rows, nxt = await paginate(session, query, params, Account.id)
+        return page([account_out(a) for a in rows], nxt)
 
     @router.get(
         "/{account_id}", response_model=body_out, openapi_extra=permission_extra(f"{perm}:get"), name=f"get_{kind}"
@@ -211,6 +208,9 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     ) -> dict[str, Any]:
         account = await get_account(session, org_id, account_id, kind)
         changes = cast(BaseModel, body).model_dump(exclude_unset=True)
+        if changes.get("status") == "ACTIVE" and account.status != "ACTIVE":
+            # reactivating brings every token and credential of the account back: act-as guard
+            ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
         for field, value in changes.items():
             setattr(account, "name" if field == "display_name" else field, value)
         audit.record(session, principal, "update", kind, account.id, changes)
@@ -271,14 +271,12 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         account_id: str,
         session: SessionDep,
         _p: Annotated[Principal, Depends(require(f"{perm}.access_token:list", tokens))],
+        params: PageDep,
     ) -> Page[Any]:
         account = await get_account(session, org_id, account_id, kind)
-        rows = await session.scalars(
-            select(AccessToken)
-            .where(AccessToken.account_id == account.id, AccessToken.revoked_at.is_(None))
-            .order_by(AccessToken.id)
-        )
-        return page([token_out(t) for t in rows.all()], None)
+        query = select(AccessToken).where(AccessToken.account_id == account.id, AccessToken.revoked_at.is_(None))
+        rows, nxt = await paginate(session, query, params, AccessToken.id)
+        return page([token_out(t) for t in rows], nxt)
 
     @router.delete(
         "/{account_id}/access_tokens/{token_id}",

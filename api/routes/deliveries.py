@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp
-from api.pages import Page, page
+from api.pages import Page, PageDep, page
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
 from app.records import encode
@@ -101,13 +101,14 @@ async def list_push_notifications(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.event:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
     event_id: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Page[Any]:
     """What the outbox push provider recorded, newest id last, with the APNs and FCM payloads."""
     where = (PushNotification.event_id == event_id,) if event_id else ()
-    rows, nxt = await list_in_org(session, PushNotification, org_id, limit=limit, cursor=cursor, where=where)
+    rows, nxt = await list_in_org(
+        session, PushNotification, org_id, limit=params.limit, cursor=params.cursor, where=where
+    )
     return page([push_out(r) for r in rows], nxt)
 
 
@@ -118,12 +119,11 @@ async def list_dead_letters(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
     """Deliveries that exhausted their retries (or failed permanently) and were not replayed since."""
     where = (Delivery.status.in_(("DEAD", "REFUSED")),)
-    rows, nxt = await list_in_org(session, Delivery, org_id, limit=limit, cursor=cursor, where=where)
+    rows, nxt = await list_in_org(session, Delivery, org_id, limit=params.limit, cursor=params.cursor, where=where)
     return page([delivery_out(r) for r in rows], nxt)
 
 

@@ -14,7 +14,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import RFC6749_ERRORS, OAuthErrorOut
 from api.guard import ensure_can_act_as
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
 from app import metrics
 from app.domain.federation import InvalidCredential, compile_condition, validate_subject_filter
@@ -110,6 +110,16 @@ def _invalid(exc: InvalidCredential) -> InvalidInput:
     return InvalidInput(str(exc), details={"fields": [detail]})
 
 
+def widens_credential(row: FederatedCredential, changes: dict[str, Any]) -> bool:
+    """Whether a PATCH could let more tokens become the account: reactivating the credential, or
+    any change of its attribute_condition (removing it included; a new expression is not checked
+    for being narrower, so every change counts)."""
+    reactivates = changes.get("status") == "ACTIVE" and row.status != "ACTIVE"
+    return reactivates or (
+        "attribute_condition" in changes and changes["attribute_condition"] != row.attribute_condition
+    )
+
+
 async def _service_account(session: SessionDep, org_id: str, account_id: str) -> Account:
     account: Account | None = await find_in_org(session, Account, org_id, account_id)
     if account is None or account.kind != "service_account":
@@ -175,14 +185,12 @@ async def list_credentials(
     account_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:list", "service_accounts/{account_id}"))],
+    params: PageDep,
 ) -> Page[Any]:
     await _service_account(session, org_id, account_id)
-    rows = await session.scalars(
-        select(FederatedCredential)
-        .where(FederatedCredential.service_account_id == account_id)
-        .order_by(FederatedCredential.id)
-    )
-    return page([credential_out(r) for r in rows.all()], None)
+    query = select(FederatedCredential).where(FederatedCredential.service_account_id == account_id)
+    rows, nxt = await paginate(session, query, params, FederatedCredential.id)
+    return page([credential_out(r) for r in rows], nxt)
 
 
 @router.get("/{credential_id}", response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:get"))
@@ -213,6 +221,10 @@ async def update_credential(
             details={"fields": [{"field": f, "message": "immutable; delete and recreate"} for f in immutable]},
         )
     row = await _credential(session, org_id, account_id, credential_id)
+    if widens_credential(row, changes):
+        # who may become the account grows: the same act-as guard as attaching a credential
+        account = await _service_account(session, org_id, account_id)
+        ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
     if changes.get("attribute_condition") is not None:
         try:
             compile_condition(changes["attribute_condition"])
@@ -254,16 +266,13 @@ async def list_exchanges(
     session: SessionDep,
     state: StateDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:get", ONE))],
+    params: PageDep,
 ) -> Page[Any]:
-    """Recent exchange attempts: when, outcome, the failing check, the client address."""
+    """Exchange attempts, newest first: when, outcome, the failing check, the client address."""
     await _credential(session, org_id, account_id, credential_id)
     await state.federation.flush_attempts()
-    rows = await session.scalars(
-        select(ExchangeAttempt)
-        .where(ExchangeAttempt.credential_id == credential_id)
-        .order_by(ExchangeAttempt.id.desc())
-        .limit(100)
-    )
+    query = select(ExchangeAttempt).where(ExchangeAttempt.credential_id == credential_id)
+    rows, nxt = await paginate(session, query, params, ExchangeAttempt.id, newest_first=True)
     return page(
         [
             {
@@ -274,9 +283,9 @@ async def list_exchanges(
                 "subject": a.subject,
                 "client_address": a.client_address,
             }
-            for a in rows.all()
+            for a in rows
         ],
-        None,
+        nxt,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
@@ -13,7 +13,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.guard import ensure_can_grant
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, page
 from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -147,10 +147,9 @@ async def list_groups(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, Group, org_id, limit=limit, cursor=cursor)
+    rows, nxt = await list_in_org(session, Group, org_id, limit=params.limit, cursor=params.cursor)
     return page([await group_out(session, g) for g in rows], nxt)
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, permission_extra, require
 from api.models import Out, Timestamp
-from api.pages import Page, page
+from api.pages import Page, PageDep, cut, page, paginate, paginate_by_time
 from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -26,6 +26,8 @@ from app.store.results import event_trace
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["incidents"])
 FULL = "organization.incident:fullaccess"
+# Rows read at a time while filling a page with the incidents a member sees.
+VISIBILITY_BATCH = 500
 ONE = "incidents/{incident_id}"
 
 
@@ -116,15 +118,26 @@ async def list_incidents(
     org_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:list", "incidents"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
+    """The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
+    page is cut, so a member gets full pages of its incidents, not a page thinned afterwards."""
     query = select(Incident).where(Incident.organization_id == org_id)
-    if cursor:
-        query = query.where(Incident.id > cursor)
-    rows = list((await session.scalars(query.order_by(Incident.id).limit(limit + 1))).all())
-    nxt = rows[limit - 1].id if len(rows) > limit else None
-    return page([incident_out(i) for i in rows[:limit] if _sees(principal, i)], nxt)
+    every_incident = iam.resource_name(org_id, "incidents") + "<(/.*)?$>"
+    if iam.evaluate_pattern(principal.bindings, principal.roles, FULL, every_incident) is not None:
+        rows, nxt = await paginate(session, query, params, Incident.id)
+        return page([incident_out(i) for i in rows], nxt)
+    visible: list[Incident] = []
+    after = params.cursor
+    while len(visible) <= params.limit:
+        batch_query = query.where(Incident.id > after) if after is not None else query
+        batch = (await session.scalars(batch_query.order_by(Incident.id).limit(VISIBILITY_BATCH))).all()
+        visible += [i for i in batch if _sees(principal, i)]
+        if len(batch) < VISIBILITY_BATCH:
+            break
+        after = batch[-1].id
+    rows, nxt = cut(visible, params, lambda i: i.id)
+    return page([incident_out(i) for i in rows], nxt)
 
 
 @router.get(
@@ -203,12 +216,13 @@ async def get_timeline(
     incident_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:get", ONE + "/events"))],
+    params: PageDep,
 ) -> Page[Any]:
+    """The timeline, oldest first (entry ids are effect ids, not time-sortable: the cursor holds both)."""
     await visible_incident(session, principal, org_id, incident_id)
-    rows = await session.scalars(
-        select(IncidentEvent).where(IncidentEvent.incident_id == incident_id).order_by(IncidentEvent.created_at)
-    )
-    return page([timeline_out(e) for e in rows.all()], None)
+    query = select(IncidentEvent).where(IncidentEvent.incident_id == incident_id)
+    rows, nxt = await paginate_by_time(session, query, params, IncidentEvent.created_at, IncidentEvent.id)
+    return page([timeline_out(e) for e in rows], nxt)
 
 
 @router.post(
@@ -257,13 +271,14 @@ async def get_answers(
     incident_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:get", ONE + "/form_answers"))],
+    params: PageDep,
 ) -> Page[Any]:
     inc = await visible_incident(session, principal, org_id, incident_id)
     query = select(FormAnswer).where(FormAnswer.incident_id == incident_id)
     if not _full(principal, inc):
         query = query.where(FormAnswer.account_id == principal.account_id)
-    rows = await session.scalars(query.order_by(FormAnswer.id))
-    return page([answer_out(a) for a in rows.all()], None)
+    rows, nxt = await paginate(session, query, params, FormAnswer.id)
+    return page([answer_out(a) for a in rows], nxt)
 
 
 @router.post(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp
-from api.pages import Page, page
+from api.pages import Page, PageDep, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
@@ -83,10 +83,9 @@ async def list_books(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.operation_book:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, OperationBook, org_id, limit=limit, cursor=cursor)
+    rows, nxt = await list_in_org(session, OperationBook, org_id, limit=params.limit, cursor=params.cursor)
     return page([book_out(b) for b in rows], nxt)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, page, paginate
 from app.domain.auth_policy import AuthenticationPolicy
 from app.domain.principal import Principal
 from app.errors import InvalidInput, NotFound, PermissionDenied
@@ -193,13 +193,10 @@ async def audit_log(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.audit_log:list", "audit_log"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
     query = select(AuditEntry).where(AuditEntry.organization_id == org_id)
-    if cursor:
-        query = query.where(AuditEntry.id < cursor)
-    rows = list((await session.scalars(query.order_by(AuditEntry.id.desc()).limit(limit + 1))).all())
+    rows, nxt = await paginate(session, query, params, AuditEntry.id, newest_first=True)
     items = [
         {
             "id": e.id,
@@ -209,6 +206,6 @@ async def audit_log(
             "target": {"type": e.target_type, "id": e.target_id},
             "detail": e.detail,
         }
-        for e in rows[:limit]
+        for e in rows
     ]
-    return page(items, rows[limit - 1].id if len(rows) > limit else None)
+    return page(items, nxt)

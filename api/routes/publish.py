@@ -21,19 +21,18 @@ from sqlalchemy.exc import OperationalError
 from starlette.types import Receive
 
 from api.body import check_json_headers, receive_body
-from api.deps import authenticate, authorize, get_state, permission_extra
+from api.deps import authenticate, authorize_topic, get_state, permission_extra
 from api.errors import error_responses
 from api.limits import limits_exceeded
 from api.models import Out
 from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app import records
-from app.domain import iam
 from app.domain.control import policy_type
 from app.domain.ids import new_id
 from app.domain.limits import publish_violations
 from app.domain.publish import PublishRequest, publish_record, state_key
-from app.errors import Conflict, InvalidInput, NotFound, RateLimited, Unavailable
+from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
 from app.store.workflows import find_topic
 from app.topics import IDEMPOTENCY, PUBLISH
 
@@ -58,6 +57,16 @@ async def _load_topic(state: ApiState, org_id: str, id_or_key: str) -> tuple[str
     return org_id, TopicRef(topic.id, topic.key, topic.status, policy)
 
 
+async def _topic_ref(state: ApiState, org_id: str, id_or_key: str) -> TopicRef | None:
+    """The topic the path names by id or key (cached), or None."""
+    try:
+        return state.topics.get((org_id, id_or_key)) or await state.topics.get_or_load(
+            (org_id, id_or_key), lambda: _load_topic(state, org_id, id_or_key)
+        )
+    except NotFound:
+        return None
+
+
 async def accept_publish(
     state: ApiState,
     org_id: str,
@@ -70,16 +79,24 @@ async def accept_publish(
 ) -> str:
     """Check, validate and produce one publish; the server's event id once the broker acknowledged it."""
     principal = await authenticate(state, authorization)
-    authorize(principal, org_id, PERMISSION, iam.resource_name(org_id, "workflow_topics", topic))
+    if principal.organization_id != org_id:
+        raise NotFound("not found")  # before anything else: nothing of another organization shows
+    if principal.kind != "service_account":
+        raise PermissionDenied(
+            "publishing needs a service account (with an access token or a federated credential); "
+            "a user account cannot publish",
+            details={"permission": PERMISSION, "account_kind": principal.kind},
+        )
+    ref = await _topic_ref(state, org_id, topic)
+    authorize_topic(principal, org_id, PERMISSION, topic, (ref.id, ref.key) if ref is not None else None)
     limit = state.settings.max_body_bytes
     check_json_headers(content_type, content_length, limit)
     body = await receive_body(receive, limit)
     payload = PublishRequest.model_validate_json(body)
     if violations := publish_violations(payload, body, state.input_limits):
         raise limits_exceeded(violations)
-    ref = state.topics.get((org_id, topic)) or await state.topics.get_or_load(
-        (org_id, topic), lambda: _load_topic(state, org_id, topic)
-    )
+    if ref is None:
+        raise NotFound("workflow topic not found")
     if ref.status != "ACTIVE":
         raise Conflict("workflow topic is not ACTIVE")
     wait = state.publish_limits.take((principal.account_id, ref.id))

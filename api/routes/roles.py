@@ -12,7 +12,7 @@ from api.deps import SessionDep, StateDep, authenticate, permission_extra, requi
 from api.errors import CONFLICT
 from api.guard import ensure_holds
 from api.models import Out, Timestamp
-from api.pages import Page, page
+from api.pages import Page, PageDep, cut, page
 from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -99,11 +99,18 @@ def role_out(row: CustomRole) -> dict[str, Any]:
     }
 
 
+def _system_roles_after(cursor: str | None) -> list[dict[str, Any]]:
+    return [
+        system_role_out(r) for r in sorted(iam.SYSTEM_ROLES.values(), key=lambda r: r.id) if not cursor or r.id > cursor
+    ]
+
+
 @router.get("/v1/iam/roles", response_model=Page[SystemRoleOut])
-async def list_system_roles(request: Request, state: StateDep) -> Page[Any]:
+async def list_system_roles(request: Request, state: StateDep, params: PageDep) -> Page[Any]:
     """System roles: predefined, unchangeable. Any authenticated caller may read them."""
     await authenticate(state, request.headers.get("authorization"))
-    return page([system_role_out(r) for r in iam.SYSTEM_ROLES.values()], None)
+    rows, nxt = cut(_system_roles_after(params.cursor), params, lambda r: str(r["id"]))
+    return page(rows, nxt)
 
 
 ORG = "/v1/organizations/{org_id}/iam/roles"
@@ -141,10 +148,17 @@ async def create_role(
 
 @router.get(ORG, response_model=Page[RoleOut], openapi_extra=permission_extra(f"{PERM}:list"))
 async def list_roles(
-    org_id: str, session: SessionDep, _p: Annotated[Principal, Depends(require(f"{PERM}:list"))]
+    org_id: str, session: SessionDep, _p: Annotated[Principal, Depends(require(f"{PERM}:list"))], params: PageDep
 ) -> Page[Any]:
-    rows = await session.scalars(select(CustomRole).where(CustomRole.organization_id == org_id).order_by(CustomRole.id))
-    return page([system_role_out(r) for r in iam.SYSTEM_ROLES.values()] + [role_out(r) for r in rows.all()], None)
+    """System and custom roles in one list ordered by id (system ids are their names)."""
+    query = select(CustomRole).where(CustomRole.organization_id == org_id)
+    if params.cursor:
+        query = query.where(CustomRole.id > params.cursor)
+    # up to limit + 1 custom roles after the cursor: with the system roles after it, enough to cut the page
+    custom = (await session.scalars(query.order_by(CustomRole.id).limit(params.limit + 1))).all()
+    merged = sorted(_system_roles_after(params.cursor) + [role_out(r) for r in custom], key=lambda r: str(r["id"]))
+    rows, nxt = cut(merged, params, lambda r: str(r["id"]))
+    return page(rows, nxt)
 
 
 async def _custom(session: SessionDep, org_id: str, role_id: str) -> CustomRole:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sqlalchemy import select
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, cut, page
 from app.domain.control import policy_type
+from app.domain.filters import operator_problem
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
@@ -48,6 +50,20 @@ class FieldValue(_Strict):
     operators: list[str] = Field(default_factory=list, max_length=20)
 
 
+class FieldValueIn(FieldValue):
+    """A ``values`` entry as a create or update sends it: only the spec's operators, each for a
+    type the spec's table allows it on (type ``any`` takes every operator)."""
+
+    @model_validator(mode="after")
+    def _spec_operators(self) -> FieldValueIn:
+        problems = [p for op in self.operators if (p := operator_problem(op, self.type)) is not None]
+        if problems:
+            raise ValueError("; ".join(problems))
+        if len(set(self.operators)) != len(self.operators):
+            raise ValueError("an operator may be listed once")
+        return self
+
+
 class TopicField(_Strict):
     id: str = Field(min_length=1, max_length=100)
     name_ja: str = ""
@@ -57,6 +73,10 @@ class TopicField(_Strict):
     path: str = Field(min_length=1, max_length=500)
     values: list[FieldValue] = Field(default_factory=list, max_length=10)
     site: bool = False
+
+
+class TopicFieldIn(TopicField):
+    values: list[FieldValueIn] = Field(default_factory=list, max_length=10)  # type: ignore[assignment]  # narrower on input
 
 
 class TemplateVariable(_Strict):
@@ -112,7 +132,7 @@ class TopicIn(_Strict):
     share_with_allowed_orgs: bool = False
     share_with_sibling_orgs: bool = False
     allowed_organization_ids: list[str] = Field(default_factory=list, max_length=1000)
-    fields: list[TopicField] = Field(default_factory=list, max_length=200)
+    fields: list[TopicFieldIn] = Field(default_factory=list, max_length=200)
     template_variables: list[TemplateVariable] = Field(default_factory=list, max_length=100)
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
     control_policy_profile: ControlPolicyProfile | None = None
@@ -188,11 +208,32 @@ def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
     }
 
 
-async def _get(session: SessionDep, org_id: str, topic: str) -> WorkflowTopic:
-    found = await find_topic(session, org_id, topic)
-    if found is None:
-        raise NotFound("workflow topic not found")
-    return found
+class TopicAccess(NamedTuple):
+    principal: Principal
+    found: WorkflowTopic | None  # None: the caller may, but no such topic (404 once the request is valid)
+
+    @property
+    def topic(self) -> WorkflowTopic:
+        if self.found is None:
+            raise NotFound("workflow topic not found")
+        return self.found
+
+
+def topic_access(permission: str) -> Callable[..., Coroutine[Any, Any, TopicAccess]]:
+    """A dependency: the caller, and the topic the path names by id or key, once the caller holds
+    ``permission`` on it under either of its names (a binding on the id or on the key)."""
+
+    async def dependency(
+        org_id: str, topic: str, request: Request, state: StateDep, session: SessionDep
+    ) -> TopicAccess:
+        principal = await authenticate(state, request.headers.get("authorization"))
+        if principal.organization_id != org_id:
+            raise NotFound("not found")
+        row = await find_topic(session, org_id, topic) if "\n" not in topic else None
+        authorize_topic(principal, org_id, permission, topic, (row.id, row.key) if row is not None else None)
+        return TopicAccess(principal, row)
+
+    return dependency
 
 
 @router.post(
@@ -231,10 +272,9 @@ async def list_topics(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, WorkflowTopic, org_id, limit=limit, cursor=cursor)
+    rows, nxt = await list_in_org(session, WorkflowTopic, org_id, limit=params.limit, cursor=params.cursor)
     return page([topic_out(t) for t in rows], nxt)
 
 
@@ -248,9 +288,9 @@ async def get_topic(
     org_id: str,
     topic: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:get"))],
 ) -> dict[str, Any]:
-    return topic_out(await _get(session, org_id, topic))
+    return topic_out(access.topic)
 
 
 @router.delete(
@@ -264,9 +304,9 @@ async def delete_topic(
     topic: str,
     session: SessionDep,
     state: StateDep,
-    principal: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:delete"))],
 ) -> None:
-    row = await _get(session, org_id, topic)
+    row, principal = access.topic, access.principal
     used = (await session.scalars(select(Workflow.id).where(Workflow.topic_id == row.id).limit(1))).first()
     if used is not None:
         raise Conflict("workflows still use this topic", details={"workflow_id": used})
@@ -289,7 +329,7 @@ class TopicPatch(_Strict):
     share_with_allowed_orgs: bool = omittable()
     share_with_sibling_orgs: bool = omittable()
     allowed_organization_ids: list[str] = omittable(max_length=1000)
-    fields: list[TopicField] = omittable(max_length=200)
+    fields: list[TopicFieldIn] = omittable(max_length=200)
     template_variables: list[TemplateVariable] = omittable(max_length=100)
     status: Literal["ACTIVE", "INACTIVE"] = omittable()
     control_policy_profile: ControlPolicyProfile | None = Field(default=None, description="null removes the policy")
@@ -307,12 +347,12 @@ async def update_topic(
     body: TopicPatch,
     session: SessionDep,
     state: StateDep,
-    principal: Annotated[Principal, Depends(require("organization.workflow_topic:update", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:update"))],
 ) -> dict[str, Any]:
     """Change a topic. A new ``control_policy_profile`` replaces the old one whole; open episodes
     keep their state and follow the new thresholds from their next event, except that a change of
     policy type starts every state of the topic afresh (README, "Event control")."""
-    row = await _get(session, org_id, topic)
+    row, principal = access.topic, access.principal
     # the fields sent, each whole (a nested object's defaults included, as a create stores them)
     full = body.model_dump(mode="json")
     changes = {field: full[field] for field in body.model_fields_set}
@@ -340,13 +380,13 @@ async def control_state(
     org_id: str,
     topic: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.workflow_topic:get", "workflow_topics/{topic}"))],
+    access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:get"))],
     partition_key: Annotated[str, Query(min_length=1, max_length=256)],
     status: Literal["ACTUAL", "DRILL", "TEST"] = "ACTUAL",
 ) -> dict[str, Any]:
     """The control state of one partition key, as the worker last reported it (it lags the
     worker by at most a trace batch). A partition key never seen has the empty state."""
-    row = await _get(session, org_id, topic)
+    row = access.topic
     view = await control_view(session, org_id, row.id, status, partition_key)
     v: dict[str, Any] = view.view if view is not None else {}
     due = v.get("auto_resolve_at_ms")
@@ -375,11 +415,10 @@ async def list_shared_topics(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
     """Topics of other organizations this one may receive (public, or restricted and shared with
     it); a workflow subscribes with ``topic`` and ``topic_organization_id``."""
-    rows = [t for t in await shared_topics(session, org_id) if cursor is None or t.id > cursor]
-    items = [{k: v for k, v in topic_out(t).items() if k not in _OWNER_ONLY} for t in rows[:limit]]
-    return page(items, rows[limit - 1].id if len(rows) > limit else None)
+    receivable = sorted(await shared_topics(session, org_id), key=lambda t: t.id)
+    rows, nxt = cut([t for t in receivable if params.cursor is None or t.id > params.cursor], params, lambda t: t.id)
+    return page([{k: v for k, v in topic_out(t).items() if k not in _OWNER_ONLY} for t in rows], nxt)

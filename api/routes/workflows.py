@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.limits import limits_exceeded
 from api.models import Out, Timestamp, omittable
-from api.pages import Page, page
+from api.pages import Page, PageDep, page
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -268,10 +268,9 @@ async def list_workflows(
     org_id: str,
     session: SessionDep,
     _p: Annotated[Principal, Depends(require("organization.workflow:list"))],
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: str | None = None,
+    params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, Workflow, org_id, limit=limit, cursor=cursor)
+    rows, nxt = await list_in_org(session, Workflow, org_id, limit=params.limit, cursor=params.cursor)
     return page([workflow_out(w, await _topic_org(session, w)) for w in rows], nxt)
 
 

@@ -19,6 +19,7 @@ class _Compiled(NamedTuple):
     role_id: str
     concrete: frozenset[str]
     wildcards: frozenset[str]  # "x" for each "x:*"
+    everything: bool  # the role grants every permission (the owner)
 
 
 def _bucket(name: str) -> tuple[str, str]:
@@ -48,7 +49,7 @@ class BindingIndex:
             concrete = frozenset(p for p in role.permissions if not p.endswith(":*"))
             wildcards = frozenset(p[:-2] for p in role.permissions if p.endswith(":*"))
             buckets.setdefault((org, kind), []).append(
-                _Compiled(position, binding, pattern, role.id, concrete, wildcards)
+                _Compiled(position, binding, pattern, role.id, concrete, wildcards, role.every_permission)
             )
         self._buckets = {key: tuple(entries) for key, entries in buckets.items()}
 
@@ -65,6 +66,7 @@ class BindingIndex:
         prefix = permission.rpartition(":")[0]
         candidates = sorted((*exact, *broad)) if exact and broad else (exact or broad)
         for entry in candidates:
-            if (permission in entry.concrete or prefix in entry.wildcards) and entry.pattern.matches(resource):
+            granted = entry.everything or permission in entry.concrete or prefix in entry.wildcards
+            if granted and entry.pattern.matches(resource):
                 return iam.Grant(binding=entry.binding, role_id=entry.role_id)
         return None

@@ -110,6 +110,59 @@ def _fits(operator: str, field_type: str) -> bool:
     return field_type == ANY or ANY in types or field_type in types
 
 
+def operator_problem(operator: str, field_type: str) -> str | None:
+    """Why a topic field's ``values[].operators`` may not list ``operator`` for ``field_type``
+    (not one of the spec's operators, or not for that type), or None when it may."""
+    if operator not in OPERATOR_TYPES:
+        return f"{operator!r} is not one of the spec's operators ({', '.join(OPERATOR_TYPES)})"
+    if not _fits(operator, field_type):
+        return f"{operator} does not apply to {field_type} values (only {', '.join(sorted(OPERATOR_TYPES[operator]))})"
+    return None
+
+
+# Other spellings of the spec's operators (after upper-casing and ``_`` → space).
+_OPERATOR_SPELLINGS: Final[Mapping[str, str]] = {
+    "==": "=",
+    "<>": "!=",
+    "NOTIN": "NOT IN",
+    "STARTSWITH": "STARTS WITH",
+    "ENDSWITH": "ENDS WITH",
+    "ISNULL": "IS NULL",
+    "ISNOTNULL": "IS NOT NULL",
+}
+
+
+def spec_operators(field_type: str, operators: Sequence[Any]) -> list[str]:
+    """A stored ``operators`` list in the spec's spelling: case, ``_`` for a space, ``==``, ``<>``
+    and run-together words corrected; operators that are not the spec's, or not for
+    ``field_type``, left out (they never allowed anything: a field allows only listed operators
+    that fit its type); duplicates dropped. Used by the migration of stored topics."""
+    out: list[str] = []
+    for raw in operators:
+        if not isinstance(raw, str):
+            continue
+        spelled = " ".join(raw.replace("_", " ").split()).upper()
+        spelled = _OPERATOR_SPELLINGS.get(spelled, spelled)
+        if operator_problem(spelled, field_type) is None and spelled not in out:
+            out.append(spelled)
+    return out
+
+
+def spec_field_values(values: Sequence[Any]) -> list[Any]:
+    """A stored field's ``values`` with :func:`spec_operators` applied to each entry. An entry whose
+    operators all fail to be the spec's allowed nothing; it is left out rather than kept with an
+    empty list, which would allow every operator of its type."""
+    out: list[Any] = []
+    for value in values:
+        if not isinstance(value, Mapping) or not isinstance(value.get("operators"), list):
+            out.append(value)
+            continue
+        operators = spec_operators(str(value.get("type", ANY)), value["operators"])
+        if operators or not value["operators"]:
+            out.append({**value, "operators": operators})
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class _Field:
     id: str

@@ -120,6 +120,16 @@ def resource_name(org_id: str, resource_type: str | None = None, resource_id: st
     return name if resource_id is None or resource_type is None else f"{name}/{resource_id}"
 
 
+def topic_names(org_id: str, topic_id: str, key: str) -> tuple[str, str]:
+    """A workflow topic's two canonical names, by id and by key.
+
+    The spec lets a path name a topic by either, so a binding on either name grants the same on
+    every route. Keys never look like ids (``wtp_``) and never change, so neither name can come
+    to mean another topic while this one exists.
+    """
+    return resource_name(org_id, "workflow_topics", topic_id), resource_name(org_id, "workflow_topics", key)
+
+
 def validate_resource_name(name: str) -> str:
     """Return a literal name (no tail) unchanged, or raise :class:`InvalidName` (RESOURCE_NAME_RE, length)."""
     if len(name) > MAX_NAME_LENGTH or not RESOURCE_NAME_RE.fullmatch(name):
@@ -328,10 +338,15 @@ class Role:
     description: str
     permissions: tuple[str, ...]
     system: bool = False
+    # The owner's: every permission the spec's pattern allows, also resources no route names yet
+    # (the spec's ``organization.asset_item``), so an owner can build every role the spec describes.
+    every_permission: bool = False
 
     def grants(self, permission: str) -> bool:
         """Whether one of the role's permissions covers the concrete ``permission``."""
-        return _concrete(permission) and any(_covers(p, permission) for p in self.permissions)
+        return _concrete(permission) and (
+            self.every_permission or any(_covers(p, permission) for p in self.permissions)
+        )
 
 
 def _of(prefixes: Iterable[str], *actions: str) -> tuple[str, ...]:
@@ -341,14 +356,20 @@ def _of(prefixes: Iterable[str], *actions: str) -> tuple[str, ...]:
 _INCIDENT, _TOPIC = ("organization.incident",), ("organization.workflow_topic",)
 
 
-def _system(role_id: str, description: str, permissions: tuple[str, ...]) -> Role:
-    return Role(role_id, role_id.replace("_", " ").capitalize(), description, permissions, system=True)
+def _system(role_id: str, description: str, permissions: tuple[str, ...], *, every: bool = False) -> Role:
+    name = role_id.replace("_", " ").capitalize()
+    return Role(role_id, name, description, permissions, system=True, every_permission=every)
 
 
 SYSTEM_ROLES: dict[str, Role] = {
     r.id: r
     for r in (
-        _system("owner", "Everything in the organization, incident fullaccess included.", _of(RESOURCE_PREFIXES, "*")),
+        _system(
+            "owner",
+            "Every permission in the organization (any service.resource:action), incident fullaccess included.",
+            _of(RESOURCE_PREFIXES, "*"),
+            every=True,
+        ),
         _system("viewer", "Every get and list.", _of(RESOURCE_PREFIXES, "get", "list")),
         _system("workflow_publisher", "Publish events to workflow topics.", _of(_TOPIC, "get", "publish")),
         _system("incident_responder", "Read and update incidents.", _of(_INCIDENT, "get", "list", "update")),
@@ -383,9 +404,20 @@ def evaluate(bindings: Sequence[Binding], roles: Mapping[str, Role], permission:
         if pattern is None or not resource.startswith(pattern.literal) or not pattern.matches(resource):
             continue
         role = roles.get(binding.role_id)
-        if role is not None and any(_covers(p, permission) for p in role.permissions):
+        if role is not None and role.grants(permission):
             return Grant(binding=binding, role_id=role.id)
     return None
+
+
+def holds_every_permission(bindings: Sequence[Binding], roles: Mapping[str, Role], pattern: str) -> bool:
+    """Whether a role with every permission covers every name ``pattern`` can match (granting the
+    owner role hands out every permission, so only such a holder may)."""
+    return any(
+        (role := roles.get(binding.role_id)) is not None
+        and role.every_permission
+        and pattern_covers(binding.resource, pattern)
+        for binding in bindings
+    )
 
 
 def evaluate_pattern(

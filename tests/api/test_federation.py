@@ -443,6 +443,47 @@ def test_attaching_a_credential_to_a_more_powerful_account_is_refused(fed: Fed) 
     assert (r.status_code, r.json()["code"]) == (403, "IAM-002")
 
 
+def test_editing_a_credential_to_widen_who_becomes_a_more_powerful_account_is_refused(fed: Fed) -> None:
+    """Reactivating a credential, or changing or dropping its condition, passes the act-as guard
+    that creation passes; narrowing it and renaming it do not need to."""
+    org = f"crn:tocsin:organizations:{fed.stack.org}"
+    powerful = fed.owner.post("/service_accounts", json={"name": "powerful-fed"}).json()["id"]
+    fed.owner.put(f"/service_accounts/{powerful}/iam", json={"bindings": [{"resource": org, "role_id": "owner"}]})
+    cred = fed.credential(
+        "ci", "repo:o/r:ref:refs/heads/main", sa=powerful, status="INACTIVE", attribute_condition='ref == "none"'
+    )
+    role = fed.owner.post(
+        "/iam/roles",
+        json={
+            "name": "cred-editor",
+            "policies": [
+                {"permission_id": "organization.service_account.federated_credential:update", "effect": "allow"}
+            ],
+        },
+    ).json()["id"]
+    editor = fed.owner.post("/service_accounts", json={"name": "cred-editor"}).json()["id"]
+    fed.owner.put(f"/service_accounts/{editor}/iam", json={"bindings": [{"resource": org, "role_id": role}]})
+    token = fed.owner.post(f"/service_accounts/{editor}/access_tokens", json={}).json()["access_token"]
+    path = f"/service_accounts/{powerful}/federated_credentials/{cred}"
+    with fed.stack.client(token) as c:
+        for widening in (
+            {"status": "ACTIVE"},
+            {"attribute_condition": None},
+            {"attribute_condition": 'ref != "none"'},
+            {"display_name": "renamed", "status": "ACTIVE"},
+        ):
+            r = c.patch(path, json=widening)
+            assert (r.status_code, r.json()["code"]) == (403, "IAM-002"), (widening, r.text)
+        for harmless in ({"display_name": "renamed"}, {"status": "INACTIVE"}, {"attribute_condition": 'ref == "none"'}):
+            r = c.patch(path, json=harmless)
+            assert r.status_code == 200, (harmless, r.text)
+    stored = fed.owner.get(path).json()
+    assert (stored["status"], stored["attribute_condition"]) == ("INACTIVE", 'ref == "none"')
+    minted = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
+    assert minted.status_code == 400  # still INACTIVE: nobody became the owner account
+    assert fed.owner.patch(path, json={"status": "ACTIVE", "attribute_condition": None}).status_code == 200
+
+
 def test_unknown_kids_cause_at_most_one_jwks_fetch_per_minute_and_known_keys_survive_jwks_outage(fed: Fed) -> None:
     cred = fed.credential("roles", "arn:aws:iam::123456789012:role/*")
     good = fed.issuer.mint("roles", {**idp.role_arn_claims(), "aud": AUDIENCE})

@@ -290,6 +290,93 @@ def test_escalation_paths_are_refused(api: Stack, owner: httpx.Client) -> None:
         assert allowed.status_code == 200, allowed.text
 
 
+def test_reactivating_a_more_powerful_account_is_an_escalation(api: Stack, owner: httpx.Client) -> None:
+    """An INACTIVE account's tokens come back with it: reactivation passes the act-as guard."""
+    powerful, powerful_token = new_sa(owner, "dormant-owner", [{"resource": org_name(api), "role_id": "owner"}])
+    assert owner.patch(f"/service_accounts/{powerful}", json={"status": "INACTIVE"}).status_code == 200
+    role = owner.post(
+        "/iam/roles",
+        json={
+            "name": "sa-editor",
+            "policies": [{"permission_id": "organization.service_account:update", "effect": "allow"}],
+        },
+    ).json()["id"]
+    _editor, token = new_sa(owner, "sa-editor", [{"resource": org_name(api), "role_id": role}])
+    with as_token(api, token) as c:
+        r = c.patch(f"/service_accounts/{powerful}", json={"status": "ACTIVE"})
+        assert (r.status_code, r.json()["code"]) == (403, "IAM-002"), r.text
+        assert c.patch(f"/service_accounts/{powerful}", json={"description": "still dormant"}).status_code == 200
+    with as_token(api, powerful_token) as c:
+        assert c.get("/workflow_topics").json()["code"] == "AUT-003"
+    assert owner.patch(f"/service_accounts/{powerful}", json={"status": "ACTIVE"}).status_code == 200
+
+
+API_MD_PREFIXES = [  # API.md's permission table, written out here rather than read from the code
+    "organization.service_account",
+    "organization.service_account.access_token",
+    "organization.service_account.federated_credential",
+    "organization.user",
+    "organization.user.access_token",
+    "organization.group",
+    "organization.role",
+    "organization.iam_policy",
+    "organization.authentication_policy",
+    "organization.workflow_topic",
+    "organization.workflow",
+    "organization.operation_book",
+    "organization.incident",
+    "organization.event",
+    "organization.audit_log",
+]
+SPEC_DUTIES = {  # the spec's recommended separation of duties, each with minimal permissions
+    "workflow publishing": "organization.workflow_topic:publish",
+    "incident operations": "organization.incident:*",
+    "asset management": "organization.asset_item:*",
+    "user management": "organization.user:*",
+}
+
+
+def test_an_owner_can_build_the_specs_separation_of_duties(api: Stack, owner: httpx.Client) -> None:
+    for duty, permission in SPEC_DUTIES.items():
+        role = owner.post(
+            "/iam/roles", json={"name": f"duty {duty}", "policies": [{"permission_id": permission, "effect": "allow"}]}
+        )
+        assert role.status_code == 201, (duty, role.text)
+        new_sa(owner, f"duty {duty}", [{"resource": org_name(api), "role_id": role.json()["id"]}])
+    spelled_out = owner.post(
+        "/iam/roles",
+        json={
+            "name": "assets spelled out",
+            "policies": [
+                {"permission_id": f"organization.asset_item.part:{a}", "effect": "allow"} for a in ("list", "get")
+            ],
+        },
+    )
+    assert spelled_out.status_code == 201, spelled_out.text
+
+
+def test_only_a_holder_of_every_permission_hands_out_assets_or_the_owner_role(api: Stack, owner: httpx.Client) -> None:
+    table = owner.post(
+        "/iam/roles",
+        json={
+            "name": "every table resource",
+            "policies": [{"permission_id": f"{p}:*", "effect": "allow"} for p in API_MD_PREFIXES],
+        },
+    ).json()["id"]
+    _sa, token = new_sa(owner, "table-admin", [{"resource": org_name(api), "role_id": table}])
+    with as_token(api, token) as c:
+        assets = c.post(
+            "/iam/roles",
+            json={"name": "assets", "policies": [{"permission_id": "organization.asset_item:*", "effect": "allow"}]},
+        )
+        assert (assets.status_code, assets.json()["code"]) == (403, "IAM-002"), assets.text
+        victim = c.post("/service_accounts", json={"name": "to-be-owner"}).json()["id"]
+        grant = c.put(
+            f"/service_accounts/{victim}/iam", json={"bindings": [{"resource": org_name(api), "role_id": "owner"}]}
+        )
+        assert (grant.status_code, grant.json()["code"]) == (403, "IAM-002"), grant.text
+
+
 def test_iam_check_names_the_granting_binding(api: Stack, owner: httpx.Client) -> None:
     sa_id, _t = new_sa(
         owner, "checked", [{"resource": org_name(api, ":workflow_topics<(/.*)?$>"), "role_id": "workflow_publisher"}]

@@ -21,6 +21,7 @@ from app.domain.iam import (
     evaluate,
     evaluate_pattern,
     expand_permission,
+    holds_every_permission,
     is_valid_permission,
     organization_name,
     parse_pattern,
@@ -158,9 +159,37 @@ def test_system_roles_are_the_documented_ones() -> None:
     assert all(is_valid_permission(p, allow_wildcard=True) for r in SYSTEM_ROLES.values() for p in r.permissions)
 
 
-def test_owner_holds_every_permission_of_the_table_incident_fullaccess_included() -> None:
-    assert grants_of("owner") == {f"{p}:{a}" for p in API_PREFIXES for a in ACTIONS}
+def test_owner_holds_every_permission_of_the_table_and_beyond_incident_fullaccess_included() -> None:
+    # issue 14: the owner holds every permission of the spec's pattern, also the spec's
+    # organization.asset_item that no route names, so an owner can build the spec's duty roles
+    assert grants_of("owner") == {f"{p}:{a}" for p in [*API_PREFIXES, "organization.asset_item"] for a in ACTIONS}
     assert SYSTEM_ROLES["owner"].grants("organization.incident:fullaccess")
+
+
+@given(
+    st.from_regex(
+        r"[a-z][a-z0-9_]{0,8}(\.[a-z0-9_]{1,8}){0,3}:(list|get|update|delete|create|publish|fullaccess)", fullmatch=True
+    )
+)
+def test_owner_grants_every_permission_the_spec_pattern_allows(permission: str) -> None:
+    assert is_valid_permission(permission)
+    assert SYSTEM_ROLES["owner"].grants(permission)
+    assert evaluate([Binding(OWN, "owner")], SYSTEM_ROLES, permission, f"{OWN}:things/x") is not None
+    assert evaluate([Binding(OWN, "owner")], SYSTEM_ROLES, permission, f"{OTHER}:things/x") is None
+
+
+def test_owner_grants_nothing_that_is_not_a_permission() -> None:
+    for bad in ("organization.asset_item:*", "organization.asset_item:read", "*:*", "", "organization.x:get\n"):
+        assert not SYSTEM_ROLES["owner"].grants(bad)
+
+
+def test_only_a_holder_of_every_permission_may_hand_out_the_owner_role() -> None:
+    table_admin = Role("table", "t", "", tuple(f"{p}:*" for p in API_PREFIXES))
+    roles = {**SYSTEM_ROLES, "table": table_admin}
+    assert holds_every_permission([Binding(OWN, "owner")], roles, OWN)
+    assert holds_every_permission([Binding(OWN, "owner")], roles, f"{OWN}:incidents/inc_1")
+    assert not holds_every_permission([Binding(OWN, "table")], roles, OWN)
+    assert not holds_every_permission([Binding(f"{OWN}:incidents{SUBTREE}", "owner")], roles, OWN)
 
 
 def test_viewer_holds_only_get_and_list() -> None:
