@@ -21,6 +21,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from app import logfmt, metrics
@@ -32,6 +33,7 @@ from app.domain.control import (
     Policy,
     PolicyType,
     decide,
+    joined,
     tick,
 )
 from app.domain.ids import new_id
@@ -41,7 +43,7 @@ from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter
 from streams.outbox import Outbox
 from streams.resources import resources
-from streams.workflow import episode_key, run_workflows
+from streams.workflow import WorkflowOutputs, episode_key, run_workflows
 from tables.codecs import StoredControl, dump_control, load_control
 from tables.control import active_partitions, control_states, read_value, use_event, write_values
 
@@ -294,7 +296,6 @@ async def process_batch(events: list[Any]) -> None:
             skipped += 1  # applied, and its outputs delivered, before the worker stopped
             continue
         steps, new = apply_policy(policy, stored, record, offset)
-        written[key] = (event, new)
         for rec, outcome, before in steps:
             rec["decision"] = outcome.decision  # a StrEnum member is its string (no slow .value)
             # An episode opens with a NOTIFY and ends with its RESOLVE; a NOTIFY outside any
@@ -310,8 +311,15 @@ async def process_batch(events: list[Any]) -> None:
                 "before": seen[1] if (seen := views.get(key)) and seen[0] is before else state_view(before, policy),
                 "after": state_view(outcome.state, policy),
             }
-            views[key] = (outcome.state, rec["control"]["after"])
-            trace = await _emit(rec, cfg, partition, outbox, event)
+            # A release reaches the workflows that ran for its episode's NOTIFYs, kept in the state.
+            release_to = before.episode_workflows if outcome.decision is ControlDecision.RESOLVE else ()
+            outputs = await _emit(rec, cfg, partition, outbox, event, release_to)
+            trace, after = outputs.trace, outcome.state
+            if outputs.notified and after.episode_open:  # a NOTIFY is a record's last step: ``new`` is after it
+                after = joined(after, outputs.notified)
+                new = replace(new, state=after)
+            views[key] = (after, rec["control"]["after"])
+        written[key] = (event, new)
         if steps:
             mirrors[key] = (trace, rec)
     for key, (trace, rec) in mirrors.items():
@@ -327,9 +335,16 @@ async def process_batch(events: list[Any]) -> None:
         log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
 
 
-async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox, event: Any) -> dict[str, Any]:
-    """Run the workflow stage for one decided record and queue what it asks to send; its trace."""
-    outputs = run_workflows(record, cfg)
+async def _emit(
+    record: dict[str, Any],
+    cfg: Any,
+    partition: int,
+    outbox: Outbox,
+    event: Any,
+    episode_workflows: tuple[str, ...] | None = (),
+) -> WorkflowOutputs:
+    """Run the workflow stage for one decided record and queue what it asks to send."""
+    outputs = run_workflows(record, cfg, episode_workflows)
     observe_decision(record, len(outputs.actions) + len(outputs.deliveries))
     for action in outputs.actions:
         outbox.add(incident_actions_topic, partition, action)
@@ -338,7 +353,7 @@ async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:
         await send_dead_letter("workflow", event, reason)
-    return outputs.trace
+    return outputs
 
 
 _decision_counts: dict[tuple[str, str], Any] = {}

@@ -23,7 +23,10 @@ the README's policy section:
   first; a policy whose type changed starts from empty state (``tick`` included);
 - only a value at or above an ABSOLUTE threshold opens an episode; a DELTA NOTIFY outside an
   episode is a single event, inside one it is a step of that episode; any NOTIFY resets the
-  stable counter.
+  stable counter;
+- a release belongs to its episode: the state keeps the workflows that ran for the episode's
+  NOTIFYs (:func:`joined`, called by the agent once the workflows ran) and the RESOLVE reaches
+  exactly those, whatever the releasing event's data (app/domain/workflow.py, ``release_reaches``).
 """
 
 from __future__ import annotations
@@ -94,6 +97,10 @@ class ControlState:
     set_members: tuple[str, ...] = ()
     last_decision: str | None = None
     last_notify_ms: int | None = None
+    # The workflows that ran for the open episode's NOTIFYs (the opening one and any later one):
+    # its release reaches them, whatever the releasing event's data. ``None``: not known (a state
+    # stored before this was kept); the release then goes through each workflow's filter and sites.
+    episode_workflows: tuple[str, ...] | None = ()
     version: int = STATE_VERSION
 
     def auto_resolve_at(self, policy: Policy) -> int | None:
@@ -168,6 +175,7 @@ def _decide_set(state: ControlState, event: ControlEvent) -> Outcome:
         set_members=(*state.set_members, *new),
         episode_open=True,
         episode_seq=state.episode_seq + (0 if state.episode_open else 1),
+        episode_workflows=state.episode_workflows if state.episode_open else (),
     )
 
 
@@ -219,6 +227,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
             stable_count=0,
             episode_open=state.episode_open or above,
             episode_seq=state.episode_seq + (1 if opens else 0),
+            episode_workflows=() if opens else state.episode_workflows,
         )
     if above:
         return _done(
@@ -237,6 +246,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
             episode_open=False,
             stable_count=0,
             peaks=(),
+            episode_workflows=(),
         )
     return _done(
         state,
@@ -263,9 +273,21 @@ def tick(policy: Policy, state: ControlState, now_ms: int) -> Outcome | None:
             "peaks": (),
             "set_members": (),
             "last_decision": ControlDecision.RESOLVE,
+            "episode_workflows": (),
         },
     )
     return Outcome(closed, ControlDecision.RESOLVE, "auto-resolve")
+
+
+def joined(state: ControlState, workflow_ids: list[str]) -> ControlState:
+    """``state`` with ``workflow_ids`` (the workflows that ran for a NOTIFY of its open episode)
+    among the episode's workflows, in first-seen order. Outside an episode, or when the episode's
+    workflows are not known (``None``), nothing changes."""
+    known = state.episode_workflows
+    if not state.episode_open or known is None:
+        return state
+    new = [w for w in dict.fromkeys(workflow_ids) if w not in known]
+    return _evolve(state, {"episode_workflows": (*known, *new)}) if new else state
 
 
 def policy_type(profile: dict[str, Any] | None) -> PolicyType:
