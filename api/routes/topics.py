@@ -14,6 +14,7 @@ from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
 from app.domain.control import policy_type
+from app.domain.filters import broken_by_fields_change
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
@@ -22,7 +23,7 @@ from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
 from app.store.results import control_view
-from app.store.workflows import find_topic, list_in_org, shared_topics
+from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["workflow topics"])
 shared_router = APIRouter(prefix="/v1/organizations/{org_id}/shared_workflow_topics", tags=["workflow topics"])
@@ -299,6 +300,7 @@ class TopicPatch(_Strict):
     "/{topic}",
     response_model=TopicOut,
     response_model_exclude_unset=True,
+    responses=CONFLICT,
     openapi_extra=permission_extra("organization.workflow_topic:update"),
 )
 async def update_topic(
@@ -321,14 +323,51 @@ async def update_topic(
     status = changes.pop("status", None)
     if status is not None:
         row.status = status
+    old_fields = list(row.spec.get("fields") or [])
     if "control_policy_profile" in changes and changes["control_policy_profile"] is None:
         changes.pop("control_policy_profile")
         row.spec = {k: v for k, v in row.spec.items() if k != "control_policy_profile"}
     row.spec = {**row.spec, **changes}
+    if "fields" in changes:
+        await _refuse_disabling_workflows(session, org_id, row, old_fields)
     audit.record(session, principal, "update", "workflow_topic", row.id, {"fields": sorted(body.model_fields_set)})
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
     return topic_out(row)
+
+
+async def _refuse_disabling_workflows(
+    session: SessionDep, org_id: str, row: WorkflowTopic, old_fields: list[dict[str, Any]]
+) -> None:
+    """``409`` when the topic's new ``fields`` (already in ``row.spec``) would silently disable a
+    workflow of the topic: a filter on a field removed or retyped, an operator no longer allowed,
+    sites without a site field. It names the caller's own workflows and their problems, and only
+    counts those of other organizations (receiving a shared topic; one that may no longer receive
+    it runs nothing and is not counted): their ids are not the caller's to see."""
+    new_fields = list(row.spec.get("fields") or [])
+    workflows = (await session.scalars(select(Workflow).where(Workflow.topic_id == row.id).order_by(Workflow.id))).all()
+    broken = [(w, p) for w in workflows if (p := broken_by_fields_change(w.filter, w.sites, old_fields, new_fields))]
+    if not broken:
+        return
+    refused = await receive_errors(session, row, {w.organization_id for w, _ in broken})
+    own = [(w, p) for w, p in broken if w.organization_id == org_id]
+    others = sum(1 for w, _ in broken if w.organization_id != org_id and w.organization_id not in refused)
+    if not own and not others:
+        return
+    names = ", ".join(w.id for w, _ in own)
+    message = "the change of fields would make workflows stop matching; change them first"
+    message += f": {names}" if names else ""
+    message += f" ({others} of other organizations receiving the topic)" if others else ""
+    raise Conflict(
+        message,
+        details={
+            "workflows": [
+                {"id": w.id, "problems": [{"field": path, "message": text} for path, text in problems]}
+                for w, problems in own
+            ],
+            "other_organizations_workflows": others,
+        },
+    )
 
 
 @router.get(
