@@ -33,6 +33,7 @@ from app.domain.control import (
     Policy,
     PolicyType,
     decide,
+    end_for_policy_change,
     joined,
     tick,
 )
@@ -219,11 +220,15 @@ def apply_policy(
     policy: Policy, stored: StoredControl | None, record: dict[str, Any], offset: int
 ) -> tuple[list[Step], StoredControl]:
     """The outcomes of one record, in order, and the state to store after it. A tick yields at
-    most a RESOLVE; an event yields the auto-release that was due before it, if any, then its
-    own decision."""
+    most a RESOLVE; an event yields the release that comes before it, if any (its episode's
+    policy type changed, or its auto-release was due), then its own decision."""
     state = stored.state if stored is not None else ControlState(policy_type=policy.type)
     at_ms = int(record["accepted_ms"])
     steps: list[Step] = []
+    ended = end_for_policy_change(policy, state)  # the type changed: its episode ends first
+    if ended is not None:
+        steps.append((record if record.get("kind") == "tick" else release_record(record, at_ms), ended, state))
+        state = ended.state
     released = tick(policy, state, at_ms)
     if released is not None:
         due = state.auto_resolve_at(policy) or at_ms

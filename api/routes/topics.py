@@ -13,7 +13,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
-from app.domain.control import policy_type
+from app.domain.control import POLICY_CHANGED, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -22,7 +22,7 @@ from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
-from app.store.results import control_view
+from app.store.results import control_view, resolve_episode_incidents
 from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["workflow topics"])
@@ -313,7 +313,9 @@ async def update_topic(
 ) -> dict[str, Any]:
     """Change a topic. A new ``control_policy_profile`` replaces the old one whole; open episodes
     keep their state and follow the new thresholds from their next event, except that a change of
-    policy type starts every state of the topic afresh (README, "Event control")."""
+    policy type ends them: their open incidents are resolved here (reason ``policy_changed``), and
+    the worker releases each episode before deciding its key's next record (README, "Event
+    control"). A change of ``fields`` that would disable workflows is refused (``409``)."""
     row = await _get(session, org_id, topic)
     # the fields sent, each whole (a nested object's defaults included, as a create stores them)
     full = body.model_dump(mode="json")
@@ -324,13 +326,21 @@ async def update_topic(
     if status is not None:
         row.status = status
     old_fields = list(row.spec.get("fields") or [])
+    old_type = declared_type(row.spec.get("control_policy_profile"))
     if "control_policy_profile" in changes and changes["control_policy_profile"] is None:
         changes.pop("control_policy_profile")
         row.spec = {k: v for k, v in row.spec.items() if k != "control_policy_profile"}
     row.spec = {**row.spec, **changes}
     if "fields" in changes:
         await _refuse_disabling_workflows(session, org_id, row, old_fields)
-    audit.record(session, principal, "update", "workflow_topic", row.id, {"fields": sorted(body.model_fields_set)})
+    detail: dict[str, Any] = {"fields": sorted(body.model_fields_set)}
+    new_type = declared_type(row.spec.get("control_policy_profile"))
+    if new_type != old_type:
+        # The open episodes end: the worker releases each one (RESOLVE, policy_changed) at its key's
+        # next record; their incidents are resolved now, with the reason.
+        message = f"resolved: {POLICY_CHANGED} ({old_type} → {new_type})"
+        detail["incidents_resolved"] = await resolve_episode_incidents(session, row.id, message, principal.account_id)
+    audit.record(session, principal, "update", "workflow_topic", row.id, detail)
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
     return topic_out(row)

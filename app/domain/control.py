@@ -20,7 +20,9 @@ the README's policy section:
   auto-release sends a release notice (RESOLVE) like a METRIC one;
 - an INACTIVE policy behaves as BYPASS and leaves the state as it was (a pause): made ACTIVE
   again, the state resumes, and an episode whose auto-resolve time passed meanwhile is released
-  first; a policy whose type changed starts from empty state (``tick`` included);
+  first; a policy whose type changed starts from empty state (``tick`` included), its open
+  episode ended first by a RESOLVE with reason ``policy_changed`` (:func:`end_for_policy_change`);
+  the episode count is kept, so episode ids never repeat;
 - only a value at or above an ABSOLUTE threshold opens an episode; a DELTA NOTIFY outside an
   episode is a single event, inside one it is a step of that episode; any NOTIFY resets the
   stable counter;
@@ -124,7 +126,26 @@ class Outcome:
 
 
 def _fresh(policy: Policy, state: ControlState) -> ControlState:
-    return state if state.policy_type == policy.type else ControlState(policy_type=policy.type)
+    """The state under ``policy``: a state of another type starts empty, but for its episode
+    count, so that a later episode never takes the id (``episode_key``) of an earlier one."""
+    if state.policy_type == policy.type:
+        return state
+    return ControlState(policy_type=policy.type, episode_seq=state.episode_seq)
+
+
+POLICY_CHANGED = "policy_changed"
+
+
+def end_for_policy_change(policy: Policy, state: ControlState) -> Outcome | None:
+    """RESOLVE the open episode of a state of another policy type (the topic's policy ``type``
+    changed since), with reason ``policy_changed``; None when there is nothing to end. The state
+    after it is the new type's empty state (episode count kept). A change to BYPASS is not seen
+    here (an INACTIVE policy also decides as BYPASS, and it is a pause that keeps the episode):
+    the API resolves the incidents when the type changes (README, "Event control")."""
+    if policy.type is PolicyType.BYPASS or state.policy_type == policy.type or not state.episode_open:
+        return None
+    after = _evolve(_fresh(policy, state), {"last_decision": ControlDecision.RESOLVE})
+    return Outcome(after, ControlDecision.RESOLVE, f"{POLICY_CHANGED} ({state.policy_type} → {policy.type.value})")
 
 
 def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
@@ -288,6 +309,12 @@ def joined(state: ControlState, workflow_ids: list[str]) -> ControlState:
         return state
     new = [w for w in dict.fromkeys(workflow_ids) if w not in known]
     return _evolve(state, {"episode_workflows": (*known, *new)}) if new else state
+
+
+def declared_type(profile: dict[str, Any] | None) -> str:
+    """The policy ``type`` a topic's ``control_policy_profile`` declares, whatever its status (an
+    INACTIVE policy is a pause of its type, not a change of it); none: BYPASS."""
+    return str((profile or {}).get("type") or PolicyType.BYPASS.value)
 
 
 def policy_type(profile: dict[str, Any] | None) -> PolicyType:

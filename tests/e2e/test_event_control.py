@@ -449,3 +449,60 @@ def test_a_filtered_workflows_incident_is_resolved_by_both_kinds_of_release(
         assert "2 consecutive values below threshold" in timeline(client, by_stable["id"])[-1]["message"]
         assert [e["kind"] for e in timeline(client, by_timer["id"])] == ["CREATED", "RESOLVED"]
         assert "auto-resolve" in timeline(client, by_timer["id"])[-1]["message"]
+
+
+# --- incident lifecycle (issue 14, defect 9) ------------------------------------------------------
+
+
+def _incident(client: httpx.Client, incident_id: str) -> dict[str, Any]:
+    r = client.get(f"/incidents/{incident_id}")
+    assert r.status_code == 200, r.text
+    found: dict[str, Any] = r.json()
+    return found
+
+
+def test_notify_after_a_person_resolved_opens_a_new_incident_and_a_type_change_ends_the_episode(
+    stack_factory: Callable[..., Stack],
+) -> None:
+    stack = stack_factory().start()
+    with stack.client() as client:
+        setup_topic(client, "life", METRIC_PROFILE)
+        assert decision_of(client, publish(client, "life", "st-1", metrics={"level": 12})) == "NOTIFY"
+        [first] = incidents_when(client, 1)
+        r = client.patch(f"/incidents/{first['id']}", json={"status": "RESOLVED"})  # a person resolves it
+        assert r.status_code == 200, r.text
+
+        # The episode goes on: its next NOTIFY opens a new incident, and the old one links to it.
+        assert decision_of(client, publish(client, "life", "st-1", metrics={"level": 15})) == "NOTIFY"
+        second = next(i for i in incidents_when(client, 2) if i["id"] != first["id"])
+        assert second["status"] == "OPEN"
+        link = timeline(client, first["id"])[-1]
+        assert link["kind"] == "FOLLOWED_UP" and second["id"] in link["message"], link
+        assert _incident(client, first["id"])["status"] == "RESOLVED"
+
+        # A change of policy type ends the open episode: the API resolves its incident at once…
+        r = client.patch("/workflow_topics/life", json={"control_policy_profile": {"type": "SET"}})
+        assert r.status_code == 200, r.text
+        assert _incident(client, second["id"])["status"] == "RESOLVED"
+        assert "policy_changed (METRIC → SET)" in timeline(client, second["id"])[-1]["message"]
+
+        # …and the worker releases the episode (release notice, traced) before deciding the key's
+        # next record under the new type (its configuration cache may lag the change a little).
+        def decided_as_set() -> dict[str, dict[str, Any]] | None:
+            steps = trace_of(client, publish(client, "life", "st-1", areas=[f"a-{time.monotonic_ns()}"]))
+            return steps if steps["control"]["policy"] == "SET" else None
+
+        set_event = wait_for(decided_as_set, 60, "an event decided by the SET policy", interval=0.5)
+        assert set_event["control"]["decision"] == "NOTIFY"
+        assert set_event["control"]["before"]["policy_type"] == "SET", "the old episode was not ended first"
+        released = wait_for(
+            lambda: [e for e in timeline(client, second["id"]) if e["message"].startswith("released: policy_changed")],
+            60,
+            "the worker's release of the episode",
+        )
+        assert len(released) == 1
+        third = next(i for i in incidents_when(client, 3) if i["id"] not in (first["id"], second["id"]))
+        assert third["status"] == "OPEN", "the SET episode has an incident of its own"
+        assert "FOLLOWED_UP" not in [e["kind"] for e in timeline(client, second["id"])], (
+            "a new episode, not a follow-up"
+        )

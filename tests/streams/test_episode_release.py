@@ -64,6 +64,7 @@ def _run(cfg: TopicConfig, stored: StoredControl | None, record: dict[str, Any],
     outputs = []
     for rec, outcome, before in steps:
         rec["decision"] = outcome.decision
+        rec["control"] = {"decision": outcome.decision, "reason": outcome.reason}
         out = run_workflows(rec, cfg, before.episode_workflows)
         outputs.append((outcome.decision, out))
         if out.notified and outcome.state.episode_open:
@@ -162,3 +163,19 @@ def test_joined_keeps_first_seen_order_and_ignores_closed_states() -> None:
     state = ControlState(policy_type="METRIC", episode_open=True, episode_workflows=("a",))
     assert joined(state, ["b", "a", "b", "c"]).episode_workflows == ("a", "b", "c")
     assert joined(ControlState(), ["a"]) == ControlState()
+
+
+def test_a_policy_type_change_releases_the_open_episode_to_its_workflows_before_the_event() -> None:
+    """Issue 14, defect 9: the state of the old type has an open episode; the next record under the
+    new type first releases it (RESOLVE, reason policy_changed) to the workflows that ran for it."""
+    metric = _topic({"type": "METRIC", "rules": [{"metric_name": "level", "threshold": 10}]})
+    _, stored = _run(metric, None, _event("evt_1", 0, 12), 0)
+    as_set = _topic({"type": "SET"})
+    record = {**_event("evt_2", 1_000, 1), "event_control": {"partition_key": "st-1", "areas": ["a"]}}
+    outputs, after = _run(as_set, stored, record, 1)
+    assert [d for d, _ in outputs] == [ControlDecision.RESOLVE, ControlDecision.NOTIFY]
+    release = outputs[0][1]
+    assert _released(outputs) == {"wfl_filtered", "wfl_sited"}
+    assert release.actions[0]["reason"] == "policy_changed (METRIC → SET)"
+    assert release.trace["event_id"] != "evt_2"  # a record of its own, with an id derived from the event's
+    assert after.state.policy_type == "SET" and after.state.episode_seq == 2  # a new episode, a new id

@@ -24,6 +24,7 @@ from app.domain.control import (
     Policy,
     PolicyType,
     decide,
+    end_for_policy_change,
     tick,
 )
 
@@ -570,9 +571,11 @@ def test_policy_type_change_starts_from_empty_state(
     if old.type is new.type:
         assert outcome.state.episode_seq == old_state.episode_seq
         return
-    fresh = decide(new, ControlState(), new_event)
+    # The empty state, but for the episode count: a later episode never reuses an earlier one's id.
+    fresh = decide(new, ControlState(episode_seq=old_state.episode_seq), new_event)
     assert outcome == fresh, "a state of another policy type must give what the empty state gives"
     assert outcome.state.policy_type == new.type.value
+    assert outcome.state.episode_seq == old_state.episode_seq + (1 if outcome.state.episode_open else 0)
 
 
 def test_metric_after_set_notifies_a_value_below_the_old_metric_peak() -> None:
@@ -735,3 +738,28 @@ def test_outcome_is_the_documented_triple() -> None:
     outcome = decide(metric(), ControlState(), ev(0, 6))
     assert isinstance(outcome, Outcome)
     assert outcome.state.policy_type == PolicyType.METRIC.value and outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "old_event", "new"),
+    [
+        pytest.param(metric(), ev(0, 9), set_policy(), id="METRIC -> SET"),
+        pytest.param(set_policy(), ControlEvent(0, areas=("a",)), metric(), id="SET -> METRIC"),
+    ],
+)
+def test_a_policy_type_change_ends_the_open_episode_with_policy_changed(
+    old: Policy, old_event: ControlEvent, new: Policy
+) -> None:
+    """Issue 14, defect 9: the open episode of the old type is released (RESOLVE, reason
+    policy_changed) before anything is decided under the new type; its episode count is kept."""
+    state = decide(old, ControlState(), old_event).state
+    ended = end_for_policy_change(new, state)
+    assert ended is not None and ended.decision is R and ended.reason.startswith("policy_changed")
+    assert not ended.state.episode_open and ended.state.policy_type == new.type.value
+    assert ended.state.episode_seq == state.episode_seq and ended.state.last_decision is R
+    assert end_for_policy_change(new, ended.state) is None  # ended once
+    assert end_for_policy_change(old, state) is None  # same type: nothing to end
+    closed = ControlState(policy_type=old.type.value, episode_seq=3)
+    assert end_for_policy_change(new, closed) is None  # no open episode
+    # BYPASS (or INACTIVE, which decides as BYPASS and is a pause) ends nothing here.
+    assert end_for_policy_change(Policy(), state) is None
