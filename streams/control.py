@@ -26,6 +26,7 @@ from typing import Any
 
 from app import logfmt, metrics
 from app.domain.control import (
+    POLICY_TYPE_CHANGED_KEY,
     ControlDecision,
     ControlEvent,
     ControlState,
@@ -173,7 +174,7 @@ def policy_of(cfg: Any) -> Policy:
         return cached[1]
     if len(_policies) > 10_000:
         _policies.clear()
-    policy = Policy.from_profile(cfg.spec.get("control_policy_profile"))
+    policy = Policy.from_profile(cfg.spec.get("control_policy_profile"), cfg.spec.get(POLICY_TYPE_CHANGED_KEY))
     _policies[id(cfg)] = (cfg, policy)
     return policy
 

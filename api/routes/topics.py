@@ -13,7 +13,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, page
-from app.domain.control import POLICY_CHANGED, declared_type, policy_type
+from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -182,7 +182,7 @@ def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
     return {
         "id": topic.id,
         "organization_id": topic.organization_id,
-        **topic.spec,
+        **{k: v for k, v in topic.spec.items() if k != POLICY_TYPE_CHANGED_KEY},  # the worker's, not a field
         "key": topic.key,
         "status": topic.status,
         "created_at": topic.created_at.isoformat(),
@@ -338,6 +338,8 @@ async def update_topic(
     if new_type != old_type:
         # The open episodes end: the worker releases each one (RESOLVE, policy_changed) at its key's
         # next record; their incidents are resolved now, with the reason.
+        # When: an episode whose last NOTIFY is older ended, even once the type is back (METRIC → BYPASS → METRIC).
+        row.spec = {**row.spec, POLICY_TYPE_CHANGED_KEY: int(utcnow().timestamp() * 1000)}
         message = f"resolved: {POLICY_CHANGED} ({old_type} → {new_type})"
         detail["incidents_resolved"] = await resolve_episode_incidents(session, row.id, message, principal.account_id)
     audit.record(session, principal, "update", "workflow_topic", row.id, detail)

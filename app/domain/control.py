@@ -68,9 +68,12 @@ class Policy:
     peak_hold_minutes: float = 0.0
     exit_stable_limit: int = 0
     auto_resolve_minutes: float = 0.0
+    # When the topic's policy type last changed (the API's clock, like event time; None: never):
+    # an episode whose last NOTIFY is older belongs to a type since left, even if the type is back.
+    type_changed_ms: int | None = None
 
     @classmethod
-    def from_profile(cls, profile: dict[str, Any] | None) -> Policy:
+    def from_profile(cls, profile: dict[str, Any] | None, type_changed_ms: int | None = None) -> Policy:
         """The policy of a topic's ``control_policy_profile`` (validated at save time)."""
         if not profile or profile.get("status", "ACTIVE") != "ACTIVE":
             return cls()
@@ -83,6 +86,7 @@ class Policy:
             peak_hold_minutes=float(profile.get("peak_hold_duration") or 0),
             exit_stable_limit=int(profile.get("exit_stable_limit") or 0),
             auto_resolve_minutes=float(profile.get("auto_resolve_duration") or 0),
+            type_changed_ms=type_changed_ms,
         )
 
 
@@ -134,18 +138,29 @@ def _fresh(policy: Policy, state: ControlState) -> ControlState:
 
 
 POLICY_CHANGED = "policy_changed"
+# The key of a topic's spec where the API keeps when its policy type last changed (epoch ms).
+POLICY_TYPE_CHANGED_KEY = "policy_type_changed_ms"
 
 
 def end_for_policy_change(policy: Policy, state: ControlState) -> Outcome | None:
-    """RESOLVE the open episode of a state of another policy type (the topic's policy ``type``
-    changed since), with reason ``policy_changed``; None when there is nothing to end. The state
-    after it is the new type's empty state (episode count kept). A change to BYPASS is not seen
-    here (an INACTIVE policy also decides as BYPASS, and it is a pause that keeps the episode):
-    the API resolves the incidents when the type changes (README, "Event control")."""
-    if policy.type is PolicyType.BYPASS or state.policy_type == policy.type or not state.episode_open:
+    """RESOLVE an open episode that the topic's change of policy ``type`` ended, with reason
+    ``policy_changed``; None when there is nothing to end. An episode ended when its state is of
+    another type than the policy's, or when its last NOTIFY is older than the last change of type
+    (METRIC → BYPASS → METRIC: the state is METRIC again, but its episode belongs to the first
+    period). The state after it is the new type's empty state, its episode count kept. Nothing
+    happens under BYPASS (an INACTIVE policy decides as BYPASS too, and it is a pause that keeps
+    the episode; BYPASS events read no state): the API resolves the incidents when the type
+    changes, and the episode is ended here once a state-keeping type is back."""
+    if policy.type is PolicyType.BYPASS or not state.episode_open:
         return None
-    after = _evolve(_fresh(policy, state), {"last_decision": ControlDecision.RESOLVE})
-    return Outcome(after, ControlDecision.RESOLVE, f"{POLICY_CHANGED} ({state.policy_type} → {policy.type.value})")
+    if state.policy_type != policy.type:
+        reason = f"{POLICY_CHANGED} ({state.policy_type} → {policy.type.value})"
+    elif policy.type_changed_ms is not None and (state.last_notify_ms or 0) < policy.type_changed_ms:
+        reason = f"{POLICY_CHANGED} (the type changed since the episode's last NOTIFY)"
+    else:
+        return None
+    after = ControlState(policy_type=policy.type, episode_seq=state.episode_seq, last_decision=ControlDecision.RESOLVE)
+    return Outcome(after, ControlDecision.RESOLVE, reason)
 
 
 def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:

@@ -159,3 +159,17 @@ def test_workflows_of_receiving_organizations_are_counted_never_named(api: Stack
         # The receiver changes its workflow: the owner's change goes through once nothing breaks.
         assert other.delete(f"/workflows/{theirs}").status_code == 204
         assert client.patch("/workflow_topics/shared", json={"fields": [LEVEL]}).status_code == 200
+
+
+def test_a_policy_type_change_is_kept_for_the_worker_and_never_shown(client: httpx.Client) -> None:
+    """Issue 14, defect 9: the time of the last type change lives in the topic for the worker
+    (it ends episodes older than it); the topic's reads do not show it."""
+    metric = {"type": "METRIC", "rules": [{"metric_name": "level", "threshold": 10}]}
+    _topic(client, "typed", [], control_policy_profile=metric, access_scope="public")
+    for profile in ({"type": "SET"}, None, metric):
+        r = client.patch("/workflow_topics/typed", json={"control_policy_profile": profile})
+        assert r.status_code == 200, r.text
+        assert "policy_type_changed_ms" not in r.text
+    for path in ("/workflow_topics/typed", "/workflow_topics", "/shared_workflow_topics"):
+        r = client.get(path)
+        assert r.status_code == 200 and "policy_type_changed_ms" not in r.text, r.text

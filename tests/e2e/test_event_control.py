@@ -506,3 +506,21 @@ def test_notify_after_a_person_resolved_opens_a_new_incident_and_a_type_change_e
         assert "FOLLOWED_UP" not in [e["kind"] for e in timeline(client, second["id"])], (
             "a new episode, not a follow-up"
         )
+        assert set_event["control"]["after"]["episode_seq"] == 2
+
+        # SET → no policy (BYPASS) → SET: the worker never saw the BYPASS period, yet the episode
+        # opened before it ended with it: the next SET record starts a new one.
+        assert client.patch("/workflow_topics/life", json={"control_policy_profile": None}).status_code == 200
+        assert _incident(client, third["id"])["status"] == "RESOLVED"
+
+        def decided_as_bypass() -> bool:  # the worker has the change (its cache follows the config topic)
+            steps = trace_of(client, publish(client, "life", "st-1", areas=["x"]))
+            return steps["control"]["policy"] == "BYPASS"
+
+        wait_for(decided_as_bypass, 60, "an event decided as BYPASS", interval=0.5)
+        assert (
+            client.patch("/workflow_topics/life", json={"control_policy_profile": {"type": "SET"}}).status_code == 200
+        )
+        again = wait_for(decided_as_set, 60, "an event decided by the SET policy again", interval=0.5)
+        assert again["control"]["before"]["episode_open"] is False, "the old SET episode went on"
+        assert again["control"]["after"]["episode_seq"] == 3

@@ -763,3 +763,17 @@ def test_a_policy_type_change_ends_the_open_episode_with_policy_changed(
     assert end_for_policy_change(new, closed) is None  # no open episode
     # BYPASS (or INACTIVE, which decides as BYPASS and is a pause) ends nothing here.
     assert end_for_policy_change(Policy(), state) is None
+
+
+def test_an_episode_older_than_the_last_type_change_ends_even_when_the_type_is_back() -> None:
+    """METRIC → BYPASS → METRIC: the worker never saw BYPASS (BYPASS events read no state), so the
+    state is METRIC again; its episode opened before the change ended with it all the same."""
+    state = decide(metric(), ControlState(), ev(0, 9)).state
+    back = Policy.from_profile(
+        {"type": "METRIC", "rules": [{"metric_name": "pga", "threshold": T}]}, type_changed_ms=STEP_MS
+    )
+    ended = end_for_policy_change(back, state)
+    assert ended is not None and ended.decision is R and ended.reason.startswith("policy_changed")
+    assert not ended.state.episode_open and ended.state.peaks == () and ended.state.episode_seq == 1
+    newer = decide(back, ended.state, ev(2 * STEP_MS, 9)).state  # a new episode, after the change
+    assert newer.episode_open and end_for_policy_change(back, newer) is None
