@@ -268,9 +268,20 @@ async def delete_topic(
     principal: Annotated[Principal, Depends(require("organization.workflow_topic:delete", "workflow_topics/{topic}"))],
 ) -> None:
     row = await _get(session, org_id, topic)
-    used = (await session.scalars(select(Workflow.id).where(Workflow.topic_id == row.id).limit(1))).first()
-    if used is not None:
-        raise Conflict("workflows still use this topic", details={"workflow_id": used})
+    users = (
+        await session.execute(select(Workflow.id, Workflow.organization_id).where(Workflow.topic_id == row.id))
+    ).all()
+    if users:
+        # Only the caller's own workflows are named: another organization's ids are not its to see.
+        own = sorted(w for w, o in users if o == org_id)
+        raise Conflict(
+            "workflows still use this topic",
+            details={
+                "workflow_id": own[0] if own else None,
+                "workflows": own,
+                "other_organizations_workflows": len(users) - len(own),
+            },
+        )
     await session.delete(row)
     audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key})
     await session.commit()

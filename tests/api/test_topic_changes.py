@@ -156,9 +156,20 @@ def test_workflows_of_receiving_organizations_are_counted_never_named(api: Stack
         assert [w["id"] for w in details["workflows"]] == [own] and details["other_organizations_workflows"] == 2
         assert theirs not in r.text and also_on_level not in r.text
 
+        # Deleting the topic names the same way: the caller's own workflows, the others counted.
+        r = client.delete("/workflow_topics/shared")
+        assert r.status_code == 409, r.text
+        assert r.json()["details"] == {"workflow_id": own, "workflows": [own], "other_organizations_workflows": 2}
+        assert theirs not in r.text and also_on_level not in r.text
+
         # The receiver changes its workflow: the owner's change goes through once nothing breaks.
         assert other.delete(f"/workflows/{theirs}").status_code == 204
         assert client.patch("/workflow_topics/shared", json={"fields": [LEVEL]}).status_code == 200
+        # A workflow of an organization that may no longer receive the topic runs nothing: not counted.
+        r = client.patch("/workflow_topics/shared", json={"fields": [], "access_scope": "private"})
+        assert r.status_code == 409, r.text
+        details = r.json()["details"]
+        assert [w["id"] for w in details["workflows"]] == [own] and details["other_organizations_workflows"] == 0
 
 
 def test_a_policy_type_change_is_kept_for_the_worker_and_never_shown(client: httpx.Client) -> None:
