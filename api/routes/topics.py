@@ -347,9 +347,9 @@ async def update_topic(
     detail: dict[str, Any] = {"fields": sorted(body.model_fields_set)}
     new_type = declared_type(row.spec.get("control_policy_profile"))
     if new_type != old_type:
-        # The open episodes end: the worker releases each one (RESOLVE, policy_changed) at its key's
-        # next record; their incidents are resolved now, with the reason.
-        # When: an episode whose last NOTIFY is older ended, even once the type is back (METRIC → BYPASS → METRIC).
+        # The open episodes end: their incidents are resolved now, with the reason, and the worker
+        # releases each episode (RESOLVE, policy_changed) at its key's next record. It is told when:
+        # an episode whose last NOTIFY is older ended, even once the type is back (METRIC → BYPASS → METRIC).
         row.spec = {**row.spec, POLICY_TYPE_CHANGED_KEY: int(utcnow().timestamp() * 1000)}
         message = f"resolved: {POLICY_CHANGED} ({old_type} → {new_type})"
         detail["incidents_resolved"] = await resolve_episode_incidents(session, row.id, message, principal.account_id)
