@@ -21,10 +21,12 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from app import logfmt, metrics
 from app.domain.control import (
+    POLICY_TYPE_CHANGED_KEY,
     ControlDecision,
     ControlEvent,
     ControlState,
@@ -32,6 +34,8 @@ from app.domain.control import (
     Policy,
     PolicyType,
     decide,
+    end_for_policy_change,
+    joined,
     tick,
 )
 from app.domain.ids import new_id
@@ -42,7 +46,7 @@ from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
 from streams.progress import Admit, PartitionProgress
 from streams.resources import resources
-from streams.workflow import episode_key, run_workflows
+from streams.workflow import WorkflowOutputs, episode_key, run_workflows
 from tables.codecs import StoredControl, UnreadableValue, dump_control, is_progress_key, load_control
 from tables.control import (
     active_partitions,
@@ -153,7 +157,7 @@ def policy_of(cfg: Any) -> Policy:
         return cached[1]
     if len(_policies) > 10_000:
         _policies.clear()
-    policy = Policy.from_profile(cfg.spec.get("control_policy_profile"))
+    policy = Policy.from_profile(cfg.spec.get("control_policy_profile"), cfg.spec.get(POLICY_TYPE_CHANGED_KEY))
     _policies[id(cfg)] = (cfg, policy)
     return policy
 
@@ -200,11 +204,15 @@ def apply_policy(
     policy: Policy, stored: StoredControl | None, record: dict[str, Any], offset: int
 ) -> tuple[list[Step], StoredControl]:
     """The outcomes of one record, in order, and the state to store after it. A tick yields at
-    most a RESOLVE; an event yields the auto-release that was due before it, if any, then its
-    own decision."""
+    most a RESOLVE; an event yields the release that comes before it, if any (its episode's
+    policy type changed, or its auto-release was due), then its own decision."""
     state = stored.state if stored is not None else ControlState(policy_type=policy.type)
     at_ms = int(record["accepted_ms"])
     steps: list[Step] = []
+    ended = end_for_policy_change(policy, state)  # the type changed: its episode ends first
+    if ended is not None:
+        steps.append((record if record.get("kind") == "tick" else release_record(record, at_ms), ended, state))
+        state = ended.state
     released = tick(policy, state, at_ms)
     if released is not None:
         due = state.auto_resolve_at(policy) or at_ms
@@ -280,7 +288,6 @@ async def process_batch(events: list[Any]) -> None:
             skipped += 1  # applied, and its outputs delivered, before the worker stopped
             continue
         steps, new = apply_policy(policy, stored, record, offset)
-        written[key] = (event, new)
         for rec, outcome, before in steps:
             rec["decision"] = outcome.decision  # a StrEnum member is its string (no slow .value)
             # An episode opens with a NOTIFY and ends with its RESOLVE; a NOTIFY outside any
@@ -296,8 +303,15 @@ async def process_batch(events: list[Any]) -> None:
                 "before": seen[1] if (seen := views.get(key)) and seen[0] is before else state_view(before, policy),
                 "after": state_view(outcome.state, policy),
             }
-            views[key] = (outcome.state, rec["control"]["after"])
-            trace = await _emit(rec, cfg, partition, outbox, event)
+            # A release reaches the workflows that ran for its episode's NOTIFYs, kept in the state.
+            release_to = before.episode_workflows if outcome.decision is ControlDecision.RESOLVE else ()
+            outputs = await _emit(rec, cfg, partition, outbox, event, release_to)
+            trace, after = outputs.trace, outcome.state
+            if outputs.notified and after.episode_open:  # a NOTIFY is a record's last step: ``new`` is after it
+                after = joined(after, outputs.notified)
+                new = replace(new, state=after)
+            views[key] = (after, rec["control"]["after"])
+        written[key] = (event, new)
         if steps:
             mirrors[key] = (trace, rec)
     for key, (trace, rec) in mirrors.items():
@@ -335,9 +349,16 @@ async def read_state(event: Any, key: bytes) -> StoredControl | None:
         return None
 
 
-async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox, event: Any) -> dict[str, Any]:
-    """Run the workflow stage for one decided record and queue what it asks to send; its trace."""
-    outputs = run_workflows(record, cfg)
+async def _emit(
+    record: dict[str, Any],
+    cfg: Any,
+    partition: int,
+    outbox: Outbox,
+    event: Any,
+    episode_workflows: tuple[str, ...] | None = (),
+) -> WorkflowOutputs:
+    """Run the workflow stage for one decided record and queue what it asks to send."""
+    outputs = run_workflows(record, cfg, episode_workflows)
     observe_decision(record, len(outputs.actions) + len(outputs.deliveries))
     for action in outputs.actions:
         outbox.add(incident_actions_topic, partition, action)
@@ -346,7 +367,7 @@ async def _emit(record: dict[str, Any], cfg: Any, partition: int, outbox: Outbox
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:
         await send_dead_letter("workflow", event, reason)
-    return outputs.trace
+    return outputs
 
 
 _decision_counts: dict[tuple[str, str], Any] = {}

@@ -7,6 +7,7 @@ isolation gained)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from app.domain.control import ControlDecision
 from app.domain.filters import site_matches
 from app.domain.sharing import targeted
 from app.domain.webhooks import webhook_body
-from app.domain.workflow import action_effect_id, mode_matches, render_template, stamped
+from app.domain.workflow import action_effect_id, mode_matches, release_reaches, render_template, stamped
 from app.store.workflows import TopicConfig, WorkflowConfig
 
 
@@ -26,6 +27,10 @@ class WorkflowOutputs:
     deliveries: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (PUSH|EMAIL|WEBHOOK, item)
     trace: dict[str, Any] = field(default_factory=dict)
     dead_letters: list[str] = field(default_factory=list)
+    # The workflows that ran for a NOTIFY (mode, sharing, sites and filter passed): the agent
+    # keeps them in the episode's state, so that its release reaches them.
+    notified: list[str] = field(default_factory=list)
+    context: dict[str, Any] | None = None  # the templates' context, built for the first action that renders one
 
 
 def episode_key(state_key: str, episode_seq: int) -> str:
@@ -49,8 +54,13 @@ def _template_context(record: dict[str, Any], cfg: TopicConfig) -> dict[str, Any
     }
 
 
-def run_workflows(record: dict[str, Any], cfg: TopicConfig | None) -> WorkflowOutputs:
-    """The workflows of a decided event (``record`` carries ``decision`` and ``control``)."""
+def run_workflows(
+    record: dict[str, Any], cfg: TopicConfig | None, episode_workflows: Collection[str] | None = None
+) -> WorkflowOutputs:
+    """The workflows of a decided event (``record`` carries ``decision`` and ``control``). For a
+    RESOLVE, ``episode_workflows`` are the workflows that ran for its episode's NOTIFYs: the
+    release reaches exactly those, past their filter and sites (``None``: not known, the filter
+    and sites decide)."""
     out = WorkflowOutputs()
     steps = [accepted_step(record)]
     if "idempotency" in record:
@@ -60,7 +70,7 @@ def run_workflows(record: dict[str, Any], cfg: TopicConfig | None) -> WorkflowOu
     if cfg is None:
         considered.append({"skipped": "topic no longer exists"})
     else:
-        _run_topic_workflows(record, cfg, considered, out)
+        _run_topic_workflows(record, cfg, considered, out, episode_workflows)
     steps.append({"step": "workflows", "detail": {"workflows": considered}})
     out.trace = trace_record(record, steps)
     return out
@@ -94,28 +104,42 @@ DELIVERY_KINDS = {"SEND_PUSH_NOTIFICATION": "PUSH", "SEND_EMAIL": "EMAIL", "SEND
 
 
 def _run_topic_workflows(
-    record: dict[str, Any], cfg: TopicConfig, considered: list[dict[str, Any]], out: WorkflowOutputs
+    record: dict[str, Any],
+    cfg: TopicConfig,
+    considered: list[dict[str, Any]],
+    out: WorkflowOutputs,
+    episode_workflows: Collection[str] | None,
 ) -> None:
     decision = record["decision"]
+    release = decision == ControlDecision.RESOLVE
     data = record.get("data")
     fields = cfg.spec.get("fields") or []
-    context: dict[str, Any] | None = None  # built for the first action that renders a template
     targets = (record.get("attributes") or {}).get("target_organization_ids")
     for wf in cfg.workflows:
         entry: dict[str, Any] = {"workflow_id": wf.id, "mode": wf.mode, "mode_matched": False, "actions": []}
         considered.append(entry)
+        reaches = release_reaches(episode_workflows, wf.id) if release else None
         if wf.organization_id and wf.organization_id != cfg.org_id:
             entry["organization_id"] = wf.organization_id  # a receiving organization's workflow
             if wf.receive_error is not None:
                 entry["shared"] = {"result": False, "reason": wf.receive_error}
                 continue
-            if not targeted(targets, wf.organization_id, cfg.org_id):
+            if not reaches and not targeted(targets, wf.organization_id, cfg.org_id):
                 entry["shared"] = {"result": False, "reason": "not among the publish's target_organization_ids"}
                 continue
             entry["shared"] = {"result": True}
         if not mode_matches(wf.mode, record["status"]):
             continue
         entry["mode_matched"] = True
+        if reaches is not None:
+            # A release reaches the workflows of its episode, whatever its data: no sites, no filter.
+            entry["release"] = {
+                "result": reaches,
+                "reason": "ran for the episode's NOTIFY" if reaches else "did not run for the episode's NOTIFY",
+            }
+            if reaches:
+                _run_actions(record, cfg, wf, decision, entry, out)
+            continue
         if wf.sites:
             site_ok, entry["site"] = site_matches(wf.sites, fields, data)
             if not site_ok:
@@ -135,25 +159,37 @@ def _run_topic_workflows(
                 continue
         if decision == ControlDecision.SUPPRESS:
             continue
-        for index, action in enumerate(wf.actions):
-            effect = action_effect_id(record["id"], wf.id, index, decision)
-            kind = action.get("type")
-            step: dict[str, Any] = {"index": index, "type": kind, "effect_id": effect}
-            entry["actions"].append(step)
-            if context is None:
-                context = _template_context(record, cfg)
-            if kind == "RUN_OPERATION_BOOK":
-                _operation_book(record, cfg, wf, action, effect, context, step, out)
-            elif kind in DELIVERY_KINDS:
-                if index in wf.disabled_actions:
-                    step["outcome"] = "endpoint disabled (410 Gone); update the workflow to enable it again"
-                    continue
-                out.deliveries.append(
-                    (DELIVERY_KINDS[kind], _delivery(record, cfg, wf, index, action, effect, context))
-                )
-                step["outcome"] = "requested"
-            else:
-                step["outcome"] = "unsupported action type"
+        if decision == ControlDecision.NOTIFY:
+            out.notified.append(wf.id)
+        _run_actions(record, cfg, wf, decision, entry, out)
+
+
+def _run_actions(
+    record: dict[str, Any],
+    cfg: TopicConfig,
+    wf: WorkflowConfig,
+    decision: str,
+    entry: dict[str, Any],
+    out: WorkflowOutputs,
+) -> None:
+    for index, action in enumerate(wf.actions):
+        effect = action_effect_id(record["id"], wf.id, index, decision)
+        kind = action.get("type")
+        step: dict[str, Any] = {"index": index, "type": kind, "effect_id": effect}
+        entry["actions"].append(step)
+        if out.context is None:
+            out.context = _template_context(record, cfg)
+        context = out.context
+        if kind == "RUN_OPERATION_BOOK":
+            _operation_book(record, cfg, wf, action, effect, context, step, out)
+        elif kind in DELIVERY_KINDS:
+            if index in wf.disabled_actions:
+                step["outcome"] = "endpoint disabled (410 Gone); update the workflow to enable it again"
+                continue
+            out.deliveries.append((DELIVERY_KINDS[kind], _delivery(record, cfg, wf, index, action, effect, context)))
+            step["outcome"] = "requested"
+        else:
+            step["outcome"] = "unsupported action type"
 
 
 def _operation_book(

@@ -45,6 +45,7 @@ def dump_control(stored: StoredControl) -> bytes:
                 "set_members": list(s.set_members),
                 "last_decision": s.last_decision,
                 "last_notify_ms": s.last_notify_ms,
+                "episode_workflows": None if s.episode_workflows is None else list(s.episode_workflows),
             },
         }
     )
@@ -66,9 +67,13 @@ def load_control(raw: bytes | None) -> StoredControl | None:
         if version != STATE_VERSION:  # the only version so far; a new one adds its migration here
             raise ValueError(f"unknown control state version {version!r}")
         s: dict[str, Any] = value["state"]
+        episode_open = bool(s["episode_open"])
+        # Absent from a state written before it was kept: not known for an open episode (its
+        # release then goes through each workflow's filter, as it did), empty otherwise.
+        workflows = s.get("episode_workflows", None if episode_open else [])
         state = ControlState(
             policy_type=str(s["policy_type"]),
-            episode_open=bool(s["episode_open"]),
+            episode_open=episode_open,
             episode_seq=int(s["episode_seq"]),
             peaks=tuple((str(m), float(v), int(at)) for m, v, at in s["peaks"]),
             last_values=tuple((str(m), float(v)) for m, v in s["last_values"]),
@@ -76,6 +81,7 @@ def load_control(raw: bytes | None) -> StoredControl | None:
             set_members=tuple(str(a) for a in s["set_members"]),
             last_decision=s["last_decision"],
             last_notify_ms=s["last_notify_ms"],
+            episode_workflows=None if workflows is None else tuple(str(w) for w in workflows),
         )
         return StoredControl(state, int(value["offset"]), int(value["seq"]), value.get("due_ms"))
     except (ValueError, KeyError, TypeError, AttributeError) as exc:

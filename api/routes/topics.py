@@ -14,8 +14,8 @@ from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permis
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, cut, page
-from app.domain.control import policy_type
-from app.domain.filters import operator_problem
+from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
+from app.domain.filters import broken_by_fields_change, operator_problem
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, InvalidInput, NotFound
@@ -23,8 +23,8 @@ from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import Workflow, WorkflowTopic
-from app.store.results import control_view
-from app.store.workflows import find_topic, list_in_org, shared_topics
+from app.store.results import control_view, resolve_episode_incidents
+from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["workflow topics"])
 shared_router = APIRouter(prefix="/v1/organizations/{org_id}/shared_workflow_topics", tags=["workflow topics"])
@@ -201,7 +201,7 @@ def topic_out(topic: WorkflowTopic) -> dict[str, Any]:
     return {
         "id": topic.id,
         "organization_id": topic.organization_id,
-        **topic.spec,
+        **{k: v for k, v in topic.spec.items() if k != POLICY_TYPE_CHANGED_KEY},  # the worker's, not a field
         "key": topic.key,
         "status": topic.status,
         "created_at": topic.created_at.isoformat(),
@@ -307,9 +307,20 @@ async def delete_topic(
     access: Annotated[TopicAccess, Depends(topic_access("organization.workflow_topic:delete"))],
 ) -> None:
     row, principal = access.topic, access.principal
-    used = (await session.scalars(select(Workflow.id).where(Workflow.topic_id == row.id).limit(1))).first()
-    if used is not None:
-        raise Conflict("workflows still use this topic", details={"workflow_id": used})
+    users = (
+        await session.execute(select(Workflow.id, Workflow.organization_id).where(Workflow.topic_id == row.id))
+    ).all()
+    if users:
+        # Only the caller's own workflows are named: another organization's ids are not its to see.
+        own = sorted(w for w, o in users if o == org_id)
+        raise Conflict(
+            "workflows still use this topic",
+            details={
+                "workflow_id": own[0] if own else None,
+                "workflows": own,
+                "other_organizations_workflows": len(users) - len(own),
+            },
+        )
     await session.delete(row)
     audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key})
     await session.commit()
@@ -339,6 +350,7 @@ class TopicPatch(_Strict):
     "/{topic}",
     response_model=TopicOut,
     response_model_exclude_unset=True,
+    responses=CONFLICT,
     openapi_extra=permission_extra("organization.workflow_topic:update"),
 )
 async def update_topic(
@@ -351,7 +363,9 @@ async def update_topic(
 ) -> dict[str, Any]:
     """Change a topic. A new ``control_policy_profile`` replaces the old one whole; open episodes
     keep their state and follow the new thresholds from their next event, except that a change of
-    policy type starts every state of the topic afresh (README, "Event control")."""
+    policy type ends them: their open incidents are resolved here (reason ``policy_changed``), and
+    the worker releases each episode before deciding its key's next record (README, "Event
+    control"). A change of ``fields`` that would disable workflows is refused (``409``)."""
     row, principal = access.topic, access.principal
     # the fields sent, each whole (a nested object's defaults included, as a create stores them)
     full = body.model_dump(mode="json")
@@ -361,14 +375,61 @@ async def update_topic(
     status = changes.pop("status", None)
     if status is not None:
         row.status = status
+    old_fields = list(row.spec.get("fields") or [])
+    old_type = declared_type(row.spec.get("control_policy_profile"))
     if "control_policy_profile" in changes and changes["control_policy_profile"] is None:
         changes.pop("control_policy_profile")
         row.spec = {k: v for k, v in row.spec.items() if k != "control_policy_profile"}
     row.spec = {**row.spec, **changes}
-    audit.record(session, principal, "update", "workflow_topic", row.id, {"fields": sorted(body.model_fields_set)})
+    if "fields" in changes:
+        await _refuse_disabling_workflows(session, org_id, row, old_fields)
+    detail: dict[str, Any] = {"fields": sorted(body.model_fields_set)}
+    new_type = declared_type(row.spec.get("control_policy_profile"))
+    if new_type != old_type:
+        # The open episodes end: their incidents are resolved now, with the reason, and the worker
+        # releases each episode (RESOLVE, policy_changed) at its key's next record. It is told when:
+        # an episode whose last NOTIFY is older ended, even once the type is back (METRIC → BYPASS → METRIC).
+        row.spec = {**row.spec, POLICY_TYPE_CHANGED_KEY: int(utcnow().timestamp() * 1000)}
+        message = f"resolved: {POLICY_CHANGED} ({old_type} → {new_type})"
+        detail["incidents_resolved"] = await resolve_episode_incidents(session, row.id, message, principal.account_id)
+    audit.record(session, principal, "update", "workflow_topic", row.id, detail)
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
     return topic_out(row)
+
+
+async def _refuse_disabling_workflows(
+    session: SessionDep, org_id: str, row: WorkflowTopic, old_fields: list[dict[str, Any]]
+) -> None:
+    """``409`` when the topic's new ``fields`` (already in ``row.spec``) would silently disable a
+    workflow of the topic: a filter on a field removed or retyped, an operator no longer allowed,
+    sites without a site field. It names the caller's own workflows and their problems, and only
+    counts those of other organizations (receiving a shared topic; one that may no longer receive
+    it runs nothing and is not counted): their ids are not the caller's to see."""
+    new_fields = list(row.spec.get("fields") or [])
+    workflows = (await session.scalars(select(Workflow).where(Workflow.topic_id == row.id).order_by(Workflow.id))).all()
+    broken = [(w, p) for w in workflows if (p := broken_by_fields_change(w.filter, w.sites, old_fields, new_fields))]
+    if not broken:
+        return
+    refused = await receive_errors(session, row, {w.organization_id for w, _ in broken})
+    own = [(w, p) for w, p in broken if w.organization_id == org_id]
+    others = sum(1 for w, _ in broken if w.organization_id != org_id and w.organization_id not in refused)
+    if not own and not others:
+        return
+    names = ", ".join(w.id for w, _ in own)
+    message = "the change of fields would make workflows stop matching; change them first"
+    message += f": {names}" if names else ""
+    message += f" ({others} of other organizations receiving the topic)" if others else ""
+    raise Conflict(
+        message,
+        details={
+            "workflows": [
+                {"id": w.id, "problems": [{"field": path, "message": text} for path, text in problems]}
+                for w, problems in own
+            ],
+            "other_organizations_workflows": others,
+        },
+    )
 
 
 @router.get(

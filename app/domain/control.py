@@ -20,10 +20,15 @@ the README's policy section:
   auto-release sends a release notice (RESOLVE) like a METRIC one;
 - an INACTIVE policy behaves as BYPASS and leaves the state as it was (a pause): made ACTIVE
   again, the state resumes, and an episode whose auto-resolve time passed meanwhile is released
-  first; a policy whose type changed starts from empty state (``tick`` included);
+  first; a policy whose type changed starts from empty state (``tick`` included), its open
+  episode ended first by a RESOLVE with reason ``policy_changed`` (:func:`end_for_policy_change`);
+  the episode count is kept, so episode ids never repeat;
 - only a value at or above an ABSOLUTE threshold opens an episode; a DELTA NOTIFY outside an
   episode is a single event, inside one it is a step of that episode; any NOTIFY resets the
-  stable counter.
+  stable counter;
+- a release belongs to its episode: the state keeps the workflows that ran for the episode's
+  NOTIFYs (:func:`joined`, called by the agent once the workflows ran) and the RESOLVE reaches
+  exactly those, whatever the releasing event's data (app/domain/workflow.py, ``release_reaches``).
 """
 
 from __future__ import annotations
@@ -63,9 +68,12 @@ class Policy:
     peak_hold_minutes: float = 0.0
     exit_stable_limit: int = 0
     auto_resolve_minutes: float = 0.0
+    # When the topic's policy type last changed (the API's clock, like event time; None: never):
+    # an episode whose last NOTIFY is older belongs to a type since left, even if the type is back.
+    type_changed_ms: int | None = None
 
     @classmethod
-    def from_profile(cls, profile: dict[str, Any] | None) -> Policy:
+    def from_profile(cls, profile: dict[str, Any] | None, type_changed_ms: int | None = None) -> Policy:
         """The policy of a topic's ``control_policy_profile`` (validated at save time)."""
         if not profile or profile.get("status", "ACTIVE") != "ACTIVE":
             return cls()
@@ -78,6 +86,7 @@ class Policy:
             peak_hold_minutes=float(profile.get("peak_hold_duration") or 0),
             exit_stable_limit=int(profile.get("exit_stable_limit") or 0),
             auto_resolve_minutes=float(profile.get("auto_resolve_duration") or 0),
+            type_changed_ms=type_changed_ms,
         )
 
 
@@ -94,6 +103,10 @@ class ControlState:
     set_members: tuple[str, ...] = ()
     last_decision: str | None = None
     last_notify_ms: int | None = None
+    # The workflows that ran for the open episode's NOTIFYs (the opening one and any later one):
+    # its release reaches them, whatever the releasing event's data. ``None``: not known (a state
+    # stored before this was kept); the release then goes through each workflow's filter and sites.
+    episode_workflows: tuple[str, ...] | None = ()
     version: int = STATE_VERSION
 
     def auto_resolve_at(self, policy: Policy) -> int | None:
@@ -117,7 +130,37 @@ class Outcome:
 
 
 def _fresh(policy: Policy, state: ControlState) -> ControlState:
-    return state if state.policy_type == policy.type else ControlState(policy_type=policy.type)
+    """The state under ``policy``: a state of another type starts empty, but for its episode
+    count, so that a later episode never takes the id (``episode_key``) of an earlier one."""
+    if state.policy_type == policy.type:
+        return state
+    return ControlState(policy_type=policy.type, episode_seq=state.episode_seq)
+
+
+POLICY_CHANGED = "policy_changed"
+# The key of a topic's spec where the API keeps when its policy type last changed (epoch ms).
+POLICY_TYPE_CHANGED_KEY = "policy_type_changed_ms"
+
+
+def end_for_policy_change(policy: Policy, state: ControlState) -> Outcome | None:
+    """RESOLVE an open episode that the topic's change of policy ``type`` ended, with reason
+    ``policy_changed``; None when there is nothing to end. An episode ended when its state is of
+    another type than the policy's, or when its last NOTIFY is older than the last change of type
+    (METRIC → BYPASS → METRIC: the state is METRIC again, but its episode belongs to the first
+    period). The state after it is the new type's empty state, its episode count kept. Nothing
+    happens under BYPASS (an INACTIVE policy decides as BYPASS too, and it is a pause that keeps
+    the episode; BYPASS events read no state): the API resolves the incidents when the type
+    changes, and the episode is ended here once a state-keeping type is back."""
+    if policy.type is PolicyType.BYPASS or not state.episode_open:
+        return None
+    if state.policy_type != policy.type:
+        reason = f"{POLICY_CHANGED} ({state.policy_type} → {policy.type.value})"
+    elif policy.type_changed_ms is not None and (state.last_notify_ms or 0) < policy.type_changed_ms:
+        reason = f"{POLICY_CHANGED} (the type changed since the episode's last NOTIFY)"
+    else:
+        return None
+    after = ControlState(policy_type=policy.type, episode_seq=state.episode_seq, last_decision=ControlDecision.RESOLVE)
+    return Outcome(after, ControlDecision.RESOLVE, reason)
 
 
 def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
@@ -168,6 +211,7 @@ def _decide_set(state: ControlState, event: ControlEvent) -> Outcome:
         set_members=(*state.set_members, *new),
         episode_open=True,
         episode_seq=state.episode_seq + (0 if state.episode_open else 1),
+        episode_workflows=state.episode_workflows if state.episode_open else (),
     )
 
 
@@ -219,6 +263,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
             stable_count=0,
             episode_open=state.episode_open or above,
             episode_seq=state.episode_seq + (1 if opens else 0),
+            episode_workflows=() if opens else state.episode_workflows,
         )
     if above:
         return _done(
@@ -237,6 +282,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
             episode_open=False,
             stable_count=0,
             peaks=(),
+            episode_workflows=(),
         )
     return _done(
         state,
@@ -263,9 +309,27 @@ def tick(policy: Policy, state: ControlState, now_ms: int) -> Outcome | None:
             "peaks": (),
             "set_members": (),
             "last_decision": ControlDecision.RESOLVE,
+            "episode_workflows": (),
         },
     )
     return Outcome(closed, ControlDecision.RESOLVE, "auto-resolve")
+
+
+def joined(state: ControlState, workflow_ids: list[str]) -> ControlState:
+    """``state`` with ``workflow_ids`` (the workflows that ran for a NOTIFY of its open episode)
+    among the episode's workflows, in first-seen order. Outside an episode, or when the episode's
+    workflows are not known (``None``), nothing changes."""
+    known = state.episode_workflows
+    if not state.episode_open or known is None:
+        return state
+    new = [w for w in dict.fromkeys(workflow_ids) if w not in known]
+    return _evolve(state, {"episode_workflows": (*known, *new)}) if new else state
+
+
+def declared_type(profile: dict[str, Any] | None) -> str:
+    """The policy ``type`` a topic's ``control_policy_profile`` declares, whatever its status (an
+    INACTIVE policy is a pause of its type, not a change of it); none: BYPASS."""
+    return str((profile or {}).get("type") or PolicyType.BYPASS.value)
 
 
 def policy_type(profile: dict[str, Any] | None) -> PolicyType:

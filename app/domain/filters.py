@@ -522,3 +522,25 @@ def site_matches(
         detail["value"] = value
     detail.update(sites=list(sites), result=result)
     return result, detail
+
+
+def fit_problems(filter: Any, sites: Sequence[str] | None, fields: Sequence[Mapping[str, Any]]) -> Errors:
+    """What keeps a workflow's filter and sites from working with a topic's ``fields``
+    (``[(json path, message)]``, empty when they fit): the save-time checks of a workflow."""
+    errors = validate_filter(filter, fields)
+    if sites and not any(f.get("site") is True for f in fields):
+        errors.append(("sites", 'the topic declares no site field (a field with "site": true)'))
+    return errors
+
+
+def broken_by_fields_change(
+    filter: Any, sites: Sequence[str] | None, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> Errors:
+    """Why a topic's change of ``fields`` from ``old`` to ``new`` would silently disable a
+    workflow — its filter names a field removed or retyped, uses an operator no longer allowed,
+    or its sites lose the site field — or ``[]`` when it still works (or never did with ``old``:
+    that is not this change's doing)."""
+    if filter is None and not sites:
+        return []
+    problems = fit_problems(filter, sites, new)
+    return problems if problems and not fit_problems(filter, sites, old) else []

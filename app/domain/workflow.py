@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from enum import StrEnum
 from functools import lru_cache
 from typing import Annotated, Any, Literal
@@ -65,6 +66,18 @@ _MODES = frozenset(PublishStatus)  # (Enum.__members__ builds a new mapping on e
 def mode_matches(workflow_mode: str, publish_status: str) -> bool:
     """ACTUAL workflows run only for ACTUAL publishes, DRILL only for DRILL, TEST only for TEST."""
     return workflow_mode == publish_status and workflow_mode in _MODES
+
+
+def release_reaches(episode_workflows: Collection[str] | None, workflow_id: str) -> bool | None:
+    """Whether an episode's release (RESOLVE) reaches a workflow: it does exactly when the
+    workflow ran for one of the episode's NOTIFYs (the opening one or a later one), whatever the
+    releasing event's data, sites or target organizations (a release ends what was notified; its
+    event is the tick or the value that went below the threshold). ``None`` when the episode's
+    workflows are not known (a state stored before they were kept): the workflow's filter and
+    sites decide, as for any event. The mode rule applies either way."""
+    if episode_workflows is None:
+        return None
+    return workflow_id in episode_workflows
 
 
 def action_effect_id(event_id: str, workflow_id: str, index: int, decision: str) -> str:

@@ -12,6 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain.ids import new_id
+from app.domain.incidents import IncidentStep, incident_step
 from app.domain.publish import state_key
 from app.domain.webhooks import Outcome as WebhookOutcome
 from app.executors.base import Attempt
@@ -50,7 +52,9 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
     """Create, update or resolve incidents for a batch of RUN_OPERATION_BOOK effects, in order.
 
     One incident per workflow and control episode (``episode_key``): the NOTIFY that opens an
-    episode creates it, a later NOTIFY adds a timeline entry, RESOLVE marks it RESOLVED. Single
+    episode creates it, a later NOTIFY adds a timeline entry, RESOLVE marks it RESOLVED; a NOTIFY
+    after the incident was resolved (by a person) opens a new one, linked from the old one's
+    timeline (``FOLLOWED_UP``), and the episode's later actions go to the new one. Single
     events (BYPASS, DELTA) create one each, or update the open incident of the same publisher
     ``event.id``. Each effect id becomes a timeline entry id, so an effect seen before (a
     redelivery after a worker restart) is counted as a duplicate and changes nothing.
@@ -76,9 +80,10 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
             incident = by_episode.get((episode, wf))
         else:
             incident = open_by_event.get((wf, publisher_id)) if publisher_id else None
-        if action.get("decision") == "RESOLVE":
-            if incident is None:
-                continue  # no incident in this episode (e.g. the workflow was added after it opened)
+        step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
+        if step is IncidentStep.NOTHING:
+            continue  # no incident in this episode (e.g. the workflow was added after it opened)
+        if step is IncidentStep.RELEASE and incident is not None:
             if incident.status != "RESOLVED":
                 incident.status = "RESOLVED"
                 incident.resolved_at = when
@@ -87,10 +92,11 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
             )
             updated += 1
             continue
-        if incident is not None:
+        if step is IncidentStep.UPDATE and incident is not None:
             entries.append(_entry(eff, incident.id, "UPDATED", _update_message(action), action))
             updated += 1
             continue
+        resolved = incident if step is IncidentStep.FOLLOW_UP else None
         incident = Incident(
             id="inc_" + eff.partition("_")[2],
             organization_id=action["organization_id"],
@@ -116,11 +122,45 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
             open_by_event[(wf, publisher_id)] = incident
         created += 1
         entries.append(_entry(eff, incident.id, "CREATED", action["title"], action))
+        if resolved is not None:  # the old incident's timeline links to the new one
+            message = f"a NOTIFY after this incident was resolved opened {incident.id}"
+            entries.append(_entry(_link_id(eff), resolved.id, "FOLLOWED_UP", message, action))
     session.add_all(incidents)
     await session.flush()
     session.add_all(entries)
     await session.flush()
     return SinkOutcome(created=created, updated=updated, duplicates=duplicates)
+
+
+async def resolve_episode_incidents(session: AsyncSession, topic_id: str, message: str, author_id: str) -> int:
+    """Resolve every open incident of a control episode of ``topic_id`` (any organization's: a
+    shared topic's receivers' too), each with a timeline entry saying why; how many."""
+    now = datetime.now(UTC)
+    rows = (
+        await session.scalars(
+            select(Incident).where(
+                Incident.topic_id == topic_id, Incident.episode_key.is_not(None), Incident.status != "RESOLVED"
+            )
+        )
+    ).all()
+    for incident in rows:
+        incident.status, incident.resolved_at = "RESOLVED", now
+        session.add(
+            IncidentEvent(
+                id=new_id("iev"),
+                incident_id=incident.id,
+                kind="RESOLVED",
+                message=message,
+                author_id=author_id,
+                created_at=now,
+            )
+        )
+    return len(rows)
+
+
+def _link_id(effect_id: str) -> str:
+    """The id of the link entry a follow-up incident's effect adds to the old incident."""
+    return "lnk_" + effect_id.partition("_")[2]
 
 
 def _entry(effect_id: str, incident_id: str, kind: str, message: str, action: dict[str, Any]) -> IncidentEvent:
@@ -146,8 +186,10 @@ async def _episode_incidents(
     episodes = {a["episode_key"] for a in actions if a.get("episode_key")}
     if not episodes:
         return {}
-    rows = await session.scalars(select(Incident).where(Incident.episode_key.in_(episodes)))
-    return {(i.episode_key or "", i.workflow_id): i for i in rows}
+    rows = await session.scalars(
+        select(Incident).where(Incident.episode_key.in_(episodes)).order_by(Incident.created_at, Incident.id)
+    )
+    return {(i.episode_key or "", i.workflow_id): i for i in rows}  # the newest of each (a follow-up's)
 
 
 async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], Incident]:

@@ -69,8 +69,8 @@ if mode == "control":
         await process_batch(events)
         done(len(events))
 
-    def counted_workflows(record: dict[str, Any], cfg: Any) -> Any:
-        outputs = run_workflows(record, cfg)
+    def counted_workflows(record: dict[str, Any], cfg: Any, episode_workflows: Any = ()) -> Any:
+        outputs = run_workflows(record, cfg, episode_workflows)
         counts[record["decision"]] += 1
         counts["actions"] += len(outputs.actions)
         return outputs

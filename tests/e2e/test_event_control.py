@@ -376,3 +376,151 @@ def test_two_workers_split_partitions_and_one_takes_over_with_state(stack_factor
         # Every key's episode survived the move: an equal value is still suppressed, a higher one notifies.
         assert all(decision_of(client, publish(client, "river", k, metrics={"level": 15})) == "SUPPRESS" for k in keys)
         assert all(decision_of(client, publish(client, "river", k, metrics={"level": 16})) == "NOTIFY" for k in keys)
+
+
+# --- a release belongs to its episode (issue 14, defect 3) --------------------------------------
+
+
+def _filtered_topic(client: httpx.Client, key: str, profile: dict[str, Any]) -> str:
+    """A topic with a numeric ``level`` field and one workflow filtered on ``level >= 10``; its id."""
+    fields = [{"id": "level", "path": "level", "values": [{"type": "number"}]}]
+    topic = client.post(
+        "/workflow_topics", json={"key": key, "name_en": key, "fields": fields, "control_policy_profile": profile}
+    )
+    assert topic.status_code == 201, topic.text
+    book = client.post("/operation_books", json={"name": f"{key} book", "incident_title_template": "{event.name}"})
+    assert book.status_code == 201, book.text
+    workflow = client.post(
+        "/workflows",
+        json={
+            "name": f"{key} high level",
+            "topic": key,
+            "mode": "ACTUAL",
+            "filter": {"field": "level", "operator": ">=", "value": THRESHOLD},
+            "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]}],
+        },
+    )
+    assert workflow.status_code == 201, workflow.text
+    workflow_id: str = workflow.json()["id"]
+    return workflow_id
+
+
+def _publish_level(client: httpx.Client, topic: str, partition_key: str, level: float) -> str:
+    body = {
+        "status": "ACTUAL",
+        "data": {"level": level},
+        "event": {"name": f"{partition_key} level {level:g}"},
+        "event_control": {"partition_key": partition_key, "metrics": {"level": level}},
+    }
+    r = client.post(f"/workflow_topics/{topic}/publish", json=body)
+    assert r.status_code == 202, r.text
+    event_id: str = r.json()["id"]
+    return event_id
+
+
+def test_a_filtered_workflows_incident_is_resolved_by_both_kinds_of_release(
+    stack_factory: Callable[..., Stack],
+) -> None:
+    stack = stack_factory(extra_env={"TOCSIN_CONTROL_TICK_SECONDS": "0.5"}).start()
+    with stack.client() as client:
+        stable = _filtered_topic(client, "stable", {**METRIC_PROFILE, "exit_stable_limit": 2})
+        timed = _filtered_topic(
+            client,
+            "timed",
+            {"type": "METRIC", "rules": METRIC_PROFILE["rules"], "auto_resolve_duration": 0.05},  # 3 seconds
+        )
+
+        # exit_stable_limit: the values that release the episode (level 2) fail the filter.
+        opening = _publish_level(client, "stable", "st-1", 12)
+        below = [_publish_level(client, "stable", "st-1", 2) for _ in range(2)]
+        assert [decision_of(client, e) for e in (opening, *below)] == ["NOTIFY", "SUPPRESS", "RESOLVE"]
+        release = trace_of(client, below[-1])["workflows"]["workflows"]
+        assert [(w["workflow_id"], w["release"]["result"]) for w in release] == [(stable, True)]
+        # auto_resolve_duration: the tick that releases the episode carries no data at all.
+        _publish_level(client, "timed", "st-1", 15)
+
+        def resolved(workflow_id: str) -> dict[str, Any] | None:
+            found = [i for i in all_incidents(client) if i["workflow_id"] == workflow_id]
+            return found[0] if len(found) == 1 and found[0]["status"] == "RESOLVED" else None
+
+        by_stable = wait_for(lambda: resolved(stable), 60, "the exit_stable_limit release to resolve the incident")
+        by_timer = wait_for(lambda: resolved(timed), 60, "the auto-resolve tick to resolve the incident")
+        assert [e["kind"] for e in timeline(client, by_stable["id"])] == ["CREATED", "RESOLVED"]
+        assert "2 consecutive values below threshold" in timeline(client, by_stable["id"])[-1]["message"]
+        assert [e["kind"] for e in timeline(client, by_timer["id"])] == ["CREATED", "RESOLVED"]
+        assert "auto-resolve" in timeline(client, by_timer["id"])[-1]["message"]
+
+
+# --- incident lifecycle (issue 14, defect 9) ------------------------------------------------------
+
+
+def _incident(client: httpx.Client, incident_id: str) -> dict[str, Any]:
+    r = client.get(f"/incidents/{incident_id}")
+    assert r.status_code == 200, r.text
+    found: dict[str, Any] = r.json()
+    return found
+
+
+def test_notify_after_a_person_resolved_opens_a_new_incident_and_a_type_change_ends_the_episode(
+    stack_factory: Callable[..., Stack],
+) -> None:
+    stack = stack_factory().start()
+    with stack.client() as client:
+        setup_topic(client, "life", METRIC_PROFILE)
+        assert decision_of(client, publish(client, "life", "st-1", metrics={"level": 12})) == "NOTIFY"
+        [first] = incidents_when(client, 1)
+        r = client.patch(f"/incidents/{first['id']}", json={"status": "RESOLVED"})  # a person resolves it
+        assert r.status_code == 200, r.text
+
+        # The episode goes on: its next NOTIFY opens a new incident, and the old one links to it.
+        assert decision_of(client, publish(client, "life", "st-1", metrics={"level": 15})) == "NOTIFY"
+        second = next(i for i in incidents_when(client, 2) if i["id"] != first["id"])
+        assert second["status"] == "OPEN"
+        link = timeline(client, first["id"])[-1]
+        assert link["kind"] == "FOLLOWED_UP" and second["id"] in link["message"], link
+        assert _incident(client, first["id"])["status"] == "RESOLVED"
+
+        # A change of policy type ends the open episode: the API resolves its incident at once…
+        r = client.patch("/workflow_topics/life", json={"control_policy_profile": {"type": "SET"}})
+        assert r.status_code == 200, r.text
+        assert _incident(client, second["id"])["status"] == "RESOLVED"
+        assert "policy_changed (METRIC → SET)" in timeline(client, second["id"])[-1]["message"]
+
+        # …and the worker releases the episode (release notice, traced) before deciding the key's
+        # next record under the new type (its configuration cache may lag the change a little).
+        def decided_as_set() -> dict[str, dict[str, Any]] | None:
+            steps = trace_of(client, publish(client, "life", "st-1", areas=[f"a-{time.monotonic_ns()}"]))
+            return steps if steps["control"]["policy"] == "SET" else None
+
+        set_event = wait_for(decided_as_set, 60, "an event decided by the SET policy", interval=0.5)
+        assert set_event["control"]["decision"] == "NOTIFY"
+        assert set_event["control"]["before"]["policy_type"] == "SET", "the old episode was not ended first"
+        released = wait_for(
+            lambda: [e for e in timeline(client, second["id"]) if e["message"].startswith("released: policy_changed")],
+            60,
+            "the worker's release of the episode",
+        )
+        assert len(released) == 1
+        third = next(i for i in incidents_when(client, 3) if i["id"] not in (first["id"], second["id"]))
+        assert third["status"] == "OPEN", "the SET episode has an incident of its own"
+        assert "FOLLOWED_UP" not in [e["kind"] for e in timeline(client, second["id"])], (
+            "a new episode, not a follow-up"
+        )
+        assert set_event["control"]["after"]["episode_seq"] == 2
+
+        # SET → no policy (BYPASS) → SET: the worker never saw the BYPASS period, yet the episode
+        # opened before it ended with it: the next SET record starts a new one.
+        assert client.patch("/workflow_topics/life", json={"control_policy_profile": None}).status_code == 200
+        assert _incident(client, third["id"])["status"] == "RESOLVED"
+
+        def decided_as_bypass() -> bool:  # the worker has the change (its cache follows the config topic)
+            steps = trace_of(client, publish(client, "life", "st-1", areas=["x"]))
+            return steps["control"]["policy"] == "BYPASS"
+
+        wait_for(decided_as_bypass, 60, "an event decided as BYPASS", interval=0.5)
+        assert (
+            client.patch("/workflow_topics/life", json={"control_policy_profile": {"type": "SET"}}).status_code == 200
+        )
+        again = wait_for(decided_as_set, 60, "an event decided by the SET policy again", interval=0.5)
+        assert again["control"]["before"]["episode_open"] is False, "the old SET episode went on"
+        assert again["control"]["after"]["episode_seq"] == 3

@@ -24,6 +24,7 @@ from app.domain.control import (
     Policy,
     PolicyType,
     decide,
+    end_for_policy_change,
     tick,
 )
 
@@ -570,9 +571,11 @@ def test_policy_type_change_starts_from_empty_state(
     if old.type is new.type:
         assert outcome.state.episode_seq == old_state.episode_seq
         return
-    fresh = decide(new, ControlState(), new_event)
+    # The empty state, but for the episode count: a later episode never reuses an earlier one's id.
+    fresh = decide(new, ControlState(episode_seq=old_state.episode_seq), new_event)
     assert outcome == fresh, "a state of another policy type must give what the empty state gives"
     assert outcome.state.policy_type == new.type.value
+    assert outcome.state.episode_seq == old_state.episode_seq + (1 if outcome.state.episode_open else 0)
 
 
 def test_metric_after_set_notifies_a_value_below_the_old_metric_peak() -> None:
@@ -735,3 +738,42 @@ def test_outcome_is_the_documented_triple() -> None:
     outcome = decide(metric(), ControlState(), ev(0, 6))
     assert isinstance(outcome, Outcome)
     assert outcome.state.policy_type == PolicyType.METRIC.value and outcome.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "old_event", "new"),
+    [
+        pytest.param(metric(), ev(0, 9), set_policy(), id="METRIC -> SET"),
+        pytest.param(set_policy(), ControlEvent(0, areas=("a",)), metric(), id="SET -> METRIC"),
+    ],
+)
+def test_a_policy_type_change_ends_the_open_episode_with_policy_changed(
+    old: Policy, old_event: ControlEvent, new: Policy
+) -> None:
+    """Issue 14, defect 9: the open episode of the old type is released (RESOLVE, reason
+    policy_changed) before anything is decided under the new type; its episode count is kept."""
+    state = decide(old, ControlState(), old_event).state
+    ended = end_for_policy_change(new, state)
+    assert ended is not None and ended.decision is R and ended.reason.startswith("policy_changed")
+    assert not ended.state.episode_open and ended.state.policy_type == new.type.value
+    assert ended.state.episode_seq == state.episode_seq and ended.state.last_decision is R
+    assert end_for_policy_change(new, ended.state) is None  # ended once
+    assert end_for_policy_change(old, state) is None  # same type: nothing to end
+    closed = ControlState(policy_type=old.type.value, episode_seq=3)
+    assert end_for_policy_change(new, closed) is None  # no open episode
+    # BYPASS (or INACTIVE, which decides as BYPASS and is a pause) ends nothing here.
+    assert end_for_policy_change(Policy(), state) is None
+
+
+def test_an_episode_older_than_the_last_type_change_ends_even_when_the_type_is_back() -> None:
+    """METRIC → BYPASS → METRIC: the worker never saw BYPASS (BYPASS events read no state), so the
+    state is METRIC again; its episode opened before the change ended with it all the same."""
+    state = decide(metric(), ControlState(), ev(0, 9)).state
+    back = Policy.from_profile(
+        {"type": "METRIC", "rules": [{"metric_name": "pga", "threshold": T}]}, type_changed_ms=STEP_MS
+    )
+    ended = end_for_policy_change(back, state)
+    assert ended is not None and ended.decision is R and ended.reason.startswith("policy_changed")
+    assert not ended.state.episode_open and ended.state.peaks == () and ended.state.episode_seq == 1
+    newer = decide(back, ended.state, ev(2 * STEP_MS, 9)).state  # a new episode, after the change
+    assert newer.episode_open and end_for_policy_change(back, newer) is None

@@ -21,6 +21,7 @@ from app.domain.filters import (
     MAX_LIST_VALUES,
     MAX_STRING_CHARS,
     InvalidFilter,
+    broken_by_fields_change,
     compile_filter,
     site_matches,
     validate_filter,
@@ -670,3 +671,17 @@ def test_evaluate_and_site_matches_never_raise_on_arbitrary_json(filter: dict[st
 def test_validate_never_raises_on_arbitrary_json(filter: Any) -> None:
     errors = validate_filter(filter, FIELDS)
     assert all(isinstance(p, str) and p.startswith("filter") and isinstance(m, str) for p, m in errors)
+
+
+def test_a_fields_change_breaks_a_workflow_only_when_it_worked_before() -> None:
+    """Issue 14, defect 10: the topic PATCH refuses a change that would disable a workflow."""
+    level = {"id": "level", "path": "level", "values": [{"type": "number"}]}
+    site = {"id": "site", "path": "site", "site": True}
+    on_level = {"field": "level", "operator": ">=", "value": 10}
+    assert broken_by_fields_change(on_level, None, [level], [level, site]) == []
+    assert [p for p, _ in broken_by_fields_change(on_level, None, [level], [site])] == ["filter.field"]
+    retyped = [{**level, "values": [{"type": "string"}]}]
+    assert [p for p, _ in broken_by_fields_change(on_level, None, [level], retyped)] == ["filter.operator"]
+    assert [p for p, _ in broken_by_fields_change(None, ["tokyo"], [level, site], [level])] == ["sites"]
+    assert broken_by_fields_change(None, None, [level], []) == []  # no filter, no sites: nothing to break
+    assert broken_by_fields_change(on_level, None, [site], []) == []  # it did not fit before either

@@ -1,0 +1,28 @@
+"""Incidents' episode rules: what an incident action (a RUN_OPERATION_BOOK effect) does to the
+incident it finds — one per workflow and control episode (``episode_key``), or per workflow and
+publisher ``event.id`` for single events (the store finds only open ones there)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class IncidentStep(StrEnum):
+    CREATE = "CREATE"  # no incident yet: the NOTIFY opens one
+    UPDATE = "UPDATE"  # a later NOTIFY of the same incident: a timeline entry
+    FOLLOW_UP = "FOLLOW_UP"  # a NOTIFY after the incident was resolved: a new one, linked from the old one's timeline
+    RELEASE = "RELEASE"  # the episode's RESOLVE: the incident is RESOLVED, with the reason in its timeline
+    NOTHING = "NOTHING"  # a RESOLVE without an incident (the workflow ran no NOTIFY of the episode)
+
+
+def incident_step(decision: str, found_status: str | None) -> IncidentStep:
+    """The step for an action with ``decision`` given the status of the incident found (None: none).
+
+    A NOTIFY never goes into a RESOLVED incident, whoever resolved it (a person, or the API when
+    the topic's policy type changed): the episode goes on, so it opens a new incident, and the
+    old one's timeline links to it; later actions of the episode go to the newest incident."""
+    if decision == "RESOLVE":
+        return IncidentStep.NOTHING if found_status is None else IncidentStep.RELEASE
+    if found_status is None:
+        return IncidentStep.CREATE
+    return IncidentStep.FOLLOW_UP if found_status == "RESOLVED" else IncidentStep.UPDATE

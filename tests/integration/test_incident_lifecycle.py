@@ -1,0 +1,103 @@
+"""Incident lifecycle in the store (issue 14, defect 9): a NOTIFY after a person resolved the
+episode's incident opens a new incident, linked from the old one's timeline, and the episode's
+later actions go to the new one; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.domain.incidents import IncidentStep, incident_step
+from app.postgres_local import LocalPostgres
+from app.store import results
+from app.store.db import create_engine, migrate_async, sessionmaker
+from app.store.models import Incident, IncidentEvent
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
+    else:
+        server: LocalPostgres = request.getfixturevalue("postgres")
+        url = server.create_database(f"t_{uuid.uuid4().hex[:12]}")
+    await migrate_async(url)
+    eng = create_engine(url)
+    yield eng
+    await eng.dispose()
+
+
+def _action(effect: str, decision: str, at_ms: int, episode: str = "ep_1") -> dict[str, Any]:
+    return {
+        "effect_id": f"act_{effect}",
+        "event_id": f"evt_{effect}",
+        "organization_id": "org_1",
+        "topic_id": "wtp_1",
+        "workflow_id": "wfl_1",
+        "operation_book_id": "obk_1",
+        "title": f"level {effect}",
+        "mode": "ACTUAL",
+        "decision": decision,
+        "episode_key": episode,
+        "reason": "3 consecutive values below threshold" if decision == "RESOLVE" else "new peak",
+        "accepted_ms": 1_700_000_000_000 + at_ms,
+        "publisher_event_id": None,
+    }
+
+
+async def _timeline(session: Any, incident_id: str) -> list[tuple[str, str]]:
+    rows = await session.scalars(
+        select(IncidentEvent).where(IncidentEvent.incident_id == incident_id).order_by(IncidentEvent.created_at)
+    )
+    return [(e.kind, e.message) for e in rows]
+
+
+async def test_a_notify_after_a_person_resolved_the_incident_opens_a_linked_new_one(engine: AsyncEngine) -> None:
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [_action("a", "NOTIFY", 0)])
+    async with sessions.begin() as session:
+        [first] = (await session.scalars(select(Incident))).all()
+        first.status = "RESOLVED"  # what PATCH …/incidents/{id} {"status": "RESOLVED"} does
+        session.add(
+            IncidentEvent(
+                id="iev_person",
+                incident_id=first.id,
+                kind="RESOLVED",
+                message="status RESOLVED",
+                created_at=first.created_at,
+            )
+        )
+    async with sessions.begin() as session:
+        outcome = await results.apply_incident_actions(session, [_action("b", "NOTIFY", 1_000)])
+    assert (outcome.created, outcome.updated) == (1, 0), "the NOTIFY was swallowed by the resolved incident"
+    async with sessions.begin() as session:
+        second = (await session.scalars(select(Incident).where(Incident.id != first.id))).one()
+        assert second.status == "OPEN" and second.episode_key == "ep_1" and second.title == "level b"
+        old = await _timeline(session, first.id)
+        assert old[-1] == ("FOLLOWED_UP", f"a NOTIFY after this incident was resolved opened {second.id}")
+        # The episode's later actions go to the new incident, and a redelivery changes nothing.
+        again = await results.apply_incident_actions(
+            session, [_action("b", "NOTIFY", 1_000), _action("c", "NOTIFY", 2_000), _action("d", "RESOLVE", 3_000)]
+        )
+    assert (again.created, again.updated, again.duplicates) == (0, 2, 1)
+    async with sessions() as session:
+        assert [k for k, _ in await _timeline(session, second.id)] == ["CREATED", "UPDATED", "RESOLVED"]
+        assert len(await _timeline(session, first.id)) == len(old)
+        assert (await session.get(Incident, second.id)).status == "RESOLVED"  # type: ignore[union-attr]
+
+
+def test_incident_steps() -> None:
+    assert incident_step("NOTIFY", None) is IncidentStep.CREATE
+    assert incident_step("NOTIFY", "OPEN") is IncidentStep.UPDATE
+    assert incident_step("NOTIFY", "ACKNOWLEDGED") is IncidentStep.UPDATE
+    assert incident_step("NOTIFY", "RESOLVED") is IncidentStep.FOLLOW_UP
+    assert incident_step("RESOLVE", "RESOLVED") is IncidentStep.RELEASE
+    assert incident_step("RESOLVE", "OPEN") is IncidentStep.RELEASE
+    assert incident_step("RESOLVE", None) is IncidentStep.NOTHING
