@@ -10,6 +10,7 @@ import pytest
 
 from app.kafka_local import LocalKafka
 from app.postgres_local import LocalPostgres, find_pg_bin
+from tests.support.scaling import assert_no_gaps
 from tests.support.stack import Stack
 
 
@@ -46,8 +47,16 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path) -> Iterator[Callable[..., S
         return stack
 
     yield make
+    # No e2e test passes with a record an agent never received: every worker's log and, for the
+    # live ones, /metrics (tocsin_record_gaps_total) must show 0 records given up as lost.
+    problems = []
     for stack in stacks:
+        try:
+            assert_no_gaps(stack)
+        except AssertionError as exc:
+            problems.append(str(exc))
         stack.stop()
+    assert problems == [], problems
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -22,6 +22,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError
 
 from app.kafka_local import LocalKafkaCluster, run_coro_sync
+from tests.support.scaling import assert_no_gaps
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
@@ -181,6 +182,7 @@ def test_broker_kill_9_during_10k_publishes_keeps_every_accepted_event(
                 return (decisions, incidents) if server_ids <= stored else None
 
             decisions, incidents = wait_for(all_decided, 240, f"decisions and incidents of {len(accepted)} events", 2)
+            assert_no_gaps(stack)
     finally:
         stack.stop()
 

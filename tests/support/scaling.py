@@ -218,4 +218,8 @@ def assert_no_gaps(stack: Stack) -> None:
     assert lines == [], "record gaps:\n" + "\n".join(lines[:20])
     for proc, url in zip(stack.workers, stack.worker_urls, strict=True):
         if proc.poll() is None:
-            assert gaps_metric(url) == 0, f"record gaps on {url}/metrics"
+            try:
+                gaps = gaps_metric(url)
+            except httpx.HTTPError:
+                continue  # a worker not serving its port (starting, stopping): its log was read above
+            assert gaps == 0, f"record gaps on {url}/metrics"
