@@ -8,17 +8,20 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from aiokafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError
+
 from app import metrics
 from app.domain.webhooks import RetrySchedule
 from app.faust_app import dead_letter_topic
 from app.records import decode, encode
-from app.store.db import when_available
+from app.store.db import database_unavailable, when_available
 from streams.outbox import items_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_BATCH_ATTEMPTS = 5
+MAX_POISON_ATTEMPTS = 3  # a failure that is not the infrastructure's, before the batch is halved
 WRITE_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=5.0)  # a sink's write the database refused
 BATCH_RETRIES = RetrySchedule(base_s=0.5, factor=2, max_delay_s=30.0)  # a failed control or idempotency batch
 
@@ -59,29 +62,78 @@ async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Aw
         await store_batch(what, [record], write)
 
 
-async def process_until_done(stage: str, process: Callable[[list[Any]], Awaitable[None]], events: list[Any]) -> None:
-    """Run ``process(events)`` until it returns, with backoff (0.5 s doubling to 30 s), however
-    long it takes; the agent's partitions wait meanwhile.
+def transient(exc: BaseException) -> bool:
+    """A failure of the infrastructure (broker, network, database), not of the records: waited out
+    however long it lasts, never a reason to dead-letter anything. A record too large for the
+    broker is the records' fault."""
+    if isinstance(exc, MessageSizeTooLargeError | InvalidMessageError):
+        return False
+    return isinstance(exc, KafkaError | OSError | TimeoutError) or database_unavailable(exc)
+
+
+SkipRecord = Callable[[Any, str], Awaitable[None]]
+
+
+async def process_until_done(
+    stage: str,
+    process: Callable[[list[Any]], Awaitable[None]],
+    events: list[Any],
+    skip: SkipRecord,
+) -> None:
+    """Run ``process(events)`` until it returns; no record may block the partition.
 
     Faust's ``take_events`` acknowledges every event of a batch when the agent moves on, also
-    when the agent raised (its ``finally`` acks them, and the supervisor restarts the agent): a
-    batch that raised was committed without its outputs or its states, so its records were lost.
-    Processing a batch again is safe: its states are written only after its outputs, outputs
-    carry effect ids, and a record at or below its state's offset is skipped (at-least-once, as
-    after a ``kill -9``)."""
-    attempt = 0
+    when the agent raised: a batch that raised would be committed without its outputs or states.
+    So a failed batch is processed again, with backoff (0.5 s doubling to 30 s):
+    - a failure of the infrastructure (broker, database: :func:`transient`) however long it lasts;
+    - any other failure ``MAX_POISON_ATTEMPTS`` times; then the batch is halved and each half
+      processed the same way, in order, until the record that fails alone is found: it goes to the
+      dead-letter topic through ``skip(event, reason)`` (which also moves the partition's progress
+      past it), and the records around it, whatever their organization, are decided.
+    Processing again is safe: states are written only after the outputs, outputs carry effect ids,
+    and records already applied are skipped (``streams/progress.py``)."""
+    attempt = failures = 0
+    last = ""
     while True:
         try:
             await process(events)
             return
-        except Exception as exc:  # every failure is retried (see docstring); cancellation is not an Exception
+        except Exception as exc:  # retried or isolated (see docstring); cancellation is not an Exception
             attempt += 1
+            last = f"{type(exc).__name__}: {exc}"
             metrics.BATCH_RETRIES.labels(stage).inc()
+            if not transient(exc):
+                failures += 1
             if attempt == 1 or attempt % 10 == 0:
                 log.exception("%s: a batch of %d records failed (attempt %d); retrying", stage, len(events), attempt)
             else:
                 log.error("%s: a batch of %d records failed (attempt %d): %r", stage, len(events), attempt, exc)
+            if failures >= MAX_POISON_ATTEMPTS:
+                break
         await asyncio.sleep(BATCH_RETRIES.nominal(attempt))
+    if len(events) == 1:
+        reason = f"processing failed {failures} times: {last}"[:1000]
+        log.error("%s: a record that fails alone is dead-lettered and skipped: %s", stage, reason)
+        await _until_sent(stage, lambda: skip(events[0], reason))
+        return
+    middle = len(events) // 2
+    await process_until_done(stage, process, events[:middle], skip)
+    await process_until_done(stage, process, events[middle:], skip)
+
+
+async def _until_sent(stage: str, send: Callable[[], Awaitable[None]]) -> None:
+    """Dead-lettering needs the broker: wait for it like for any other send."""
+    attempt = 0
+    while True:
+        try:
+            await send()
+            return
+        except Exception as exc:
+            if not transient(exc):
+                raise
+            attempt += 1
+            log.error("%s: dead-lettering a record failed (attempt %d), retrying: %r", stage, attempt, exc)
+            await asyncio.sleep(BATCH_RETRIES.nominal(attempt))
 
 
 async def decode_items(values: list[Any], what: str, keys: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -229,7 +229,7 @@ def apply_policy(
 @app.agent(publish_topic)
 async def control(stream: Any) -> None:
     async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
-        await process_until_done("control", process_batch, events)
+        await process_until_done("control", process_batch, events, skip_record)
 
 
 _lag_logged = [0.0]
@@ -335,6 +335,17 @@ async def process_batch(events: list[Any]) -> None:
 
 def _stored_progress() -> int | None:
     return read_progress(control_states)
+
+
+async def skip_record(event: Any, reason: str) -> None:
+    """A record that fails alone (streams/batches.py): to the dead-letter topic with the reason,
+    and the partition's progress past it, so the records after it are processed."""
+    await send_dead_letter("control", event, reason)
+    progress.start_batch(generation())
+    use_event(event)
+    if progress.admit(event, _stored_progress) is Admit.APPLY:
+        await write_values(control_states, progress.markers())
+        progress.batch_written()
 
 
 async def read_state(event: Any, key: bytes) -> StoredControl | None:

@@ -86,7 +86,7 @@ def retention_ms() -> int:
 @app.agent(idempotency_topic)
 async def idempotency(stream: Any) -> None:
     async for events in stream.take_events(settings.control_batch_size, within=settings.control_batch_seconds):
-        await process_until_done("idempotency", process_batch, events)
+        await process_until_done("idempotency", process_batch, events, skip_record)
 
 
 progress = PartitionProgress("idempotency")
@@ -94,6 +94,17 @@ progress = PartitionProgress("idempotency")
 
 def _stored_progress() -> int | None:
     return read_progress(idempotency_keys)
+
+
+async def skip_record(event: Any, reason: str) -> None:
+    """A record that fails alone (streams/batches.py): to the dead-letter topic with the reason,
+    and the partition's progress past it, so the records after it are processed."""
+    await send_dead_letter("idempotency", event, reason)
+    progress.start_batch(generation())
+    use_event(event)
+    if progress.admit(event, _stored_progress) is Admit.APPLY:
+        await write_values(idempotency_keys, progress.markers())
+        progress.batch_written()
 
 
 async def read_key(event: Any, key: bytes) -> StoredKey | None:

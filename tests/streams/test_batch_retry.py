@@ -1,5 +1,7 @@
-"""A batch of the control or idempotency agent that fails is processed again, not acknowledged:
-Faust's take_events acks a batch's events when the agent moves on, even after it raised."""
+"""A batch of the control or idempotency agent that fails is processed again, not acknowledged
+(Faust's take_events acks a batch's events when the agent moves on, even after it raised); a
+failure of the infrastructure is waited out, any other is retried a bounded number of times and
+then isolated: the record that fails alone is dead-lettered, the others are processed."""
 
 from __future__ import annotations
 
@@ -7,12 +9,18 @@ import asyncio
 import logging
 from typing import Any
 
+import orjson
 import pytest
+from aiokafka.errors import KafkaConnectionError
 
 import streams.batches
 from app import metrics
 from streams import control, idempotency
 from streams.batches import process_until_done
+
+
+async def _no_skip(event: Any, reason: str) -> None:
+    raise AssertionError(f"nothing may be skipped here: {event} ({reason})")
 
 
 def _retries(stage: str) -> float:
@@ -34,11 +42,11 @@ async def test_a_failing_batch_is_processed_again_until_it_succeeds(
     async def process(batch: list[Any]) -> None:
         seen.append(list(batch))
         if len(seen) < 13:
-            raise RuntimeError("the changelog refused the states")
+            raise KafkaConnectionError("the changelog's leader is unreachable")
 
     before = _retries("test")
     with caplog.at_level(logging.ERROR, logger="streams.batches"):
-        await process_until_done("test", process, events)
+        await process_until_done("test", process, events, _no_skip)
     assert seen == [events] * 13, "every attempt gets the whole batch again"
     assert _retries("test") - before == 12
     assert delays == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0] + [30.0] * 6  # backoff, capped
@@ -55,7 +63,7 @@ async def test_cancellation_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> N
         raise asyncio.CancelledError
 
     with pytest.raises(asyncio.CancelledError):
-        await process_until_done("test", cancelled, ["e1"])
+        await process_until_done("test", cancelled, ["e1"], _no_skip)
 
 
 @pytest.mark.parametrize("agent", [control.control, idempotency.idempotency])
@@ -66,7 +74,8 @@ async def test_the_stateful_agents_process_their_batches_until_done(
     module = control if agent is control.control else idempotency
     handed: list[tuple[str, Any, list[Any]]] = []
 
-    async def record(stage: str, process: Any, events: list[Any]) -> None:
+    async def record(stage: str, process: Any, events: list[Any], skip: Any) -> None:
+        assert skip is module.skip_record
         handed.append((stage, process, events))
 
     class Stream:
@@ -78,3 +87,33 @@ async def test_the_stateful_agents_process_their_batches_until_done(
     await agent.fun(Stream())
     stage = "control" if module is control else "idempotency"
     assert handed == [(stage, module.process_batch, ["a", "b"]), (stage, module.process_batch, ["c"])]
+
+
+@pytest.mark.parametrize("position", [0, 3, 6])
+async def test_a_poison_record_is_isolated_and_the_others_are_processed_in_order(
+    monkeypatch: pytest.MonkeyPatch, position: int
+) -> None:
+    """Defect: any failure was retried forever, so one record that cannot be processed (a trace
+    orjson cannot encode) stopped every organization whose events share the partition."""
+
+    async def no_wait(_delay: float) -> None:
+        return None
+
+    monkeypatch.setattr(streams.batches.asyncio, "sleep", no_wait)
+    events = [f"org_b-{i}" for i in range(7)]
+    events[position] = "org_a-poison"
+    processed: list[str] = []
+    skipped: list[tuple[str, str]] = []
+
+    async def process(batch: list[Any]) -> None:
+        if "org_a-poison" in batch:
+            orjson.dumps({"filter": 123456789012345678901234567890})  # raises: beyond 64-bit
+        processed.extend(batch)
+
+    async def skip(event: Any, reason: str) -> None:
+        skipped.append((event, reason))
+
+    await process_until_done("test", process, events, skip)
+    assert processed == [e for e in events if e != "org_a-poison"]
+    assert [e for e, _r in skipped] == ["org_a-poison"]
+    assert "processing failed 3 times: TypeError: Integer exceeds 64-bit range" in skipped[0][1]
