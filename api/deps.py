@@ -73,7 +73,7 @@ async def _load_federated(state: ApiState, token: str) -> tuple[str, Principal]:
     """A token from the exchange: valid while its account and its credential are ACTIVE."""
     if "." not in token:
         raise AuthenticationError("AUT-002", "malformed access token")
-    claims = federated_tokens.verify(state.federation.key, token)
+    claims = federated_tokens.verify(state.federation.keys.verifying, token)
     if claims is None:
         raise AuthenticationError("AUT-003", "unknown access token")
     if claims.expires_at <= time.time():

@@ -24,6 +24,7 @@ from api.errors import UNEXPECTED, describe
 from api.routes.publish import accept_publish
 from api.state import ApiState
 from app import logfmt, metrics
+from app.domain.client_address import Network, client_address
 from app.domain.ids import new_id
 
 log = logging.getLogger(__name__)
@@ -103,16 +104,31 @@ CLIENT_GONE = 499  # no response was sent: the client went away first (as nginx 
 PUBLISH_ROUTE = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish"
 
 
+def use_forwarded_client(scope: Scope, proxies: tuple[Network, ...]) -> None:
+    """Replace the scope's client by the address trusted proxies forwarded (app/domain/client_address.py)."""
+    client = scope.get("client")
+    if client is None:
+        return
+    forwarded = [value.decode("latin-1") for name, value in scope["headers"] if name == b"x-forwarded-for"]
+    host = client_address(client[0], forwarded, proxies)
+    if host != client[0]:
+        scope["client"] = (host, 0)
+
+
 class TocsinAPI(FastAPI):
     """FastAPI whose ``__call__`` serves the publish fast path first (installed by api/main.py),
-    and counts and logs every HTTP request once, whichever path served it."""
+    and counts and logs every HTTP request once, whichever path served it. Behind trusted proxies
+    (``TOCSIN_TRUSTED_PROXIES``) the request's client is the one they forwarded, on every path."""
 
     log_requests = True
+    trusted_proxies: tuple[Network, ...] = ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
+        if self.trusted_proxies:
+            use_forwarded_client(scope, self.trusted_proxies)
         started = time.perf_counter()
         status_sent: list[int] = [CLIENT_GONE]
         request_id: list[bytes] = [b""]

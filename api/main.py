@@ -33,6 +33,7 @@ from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
+from app.identity.signing_keys import SigningKeys, load_signing_keys
 from app.settings import Settings, get_settings
 from app.store import retention
 from app.store.db import create_engine, sessionmaker
@@ -78,12 +79,14 @@ async def _follow(state: ApiState) -> None:
             await asyncio.sleep(1.0)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, signing_keys: SigningKeys | None = None) -> FastAPI:
+    """The app; ``signing_keys`` as ``tocsin api`` loaded them, else loaded (or created) at start."""
     settings = settings or get_settings()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # the topics exist: `tocsin api` waits for the broker and creates them before serving
+        keys = signing_keys or load_signing_keys(settings)
         producer = new_producer(settings)
         await producer.start()
         engine = create_engine(settings.effective_database_url)
@@ -92,7 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings=settings,
             engine=engine,
             sessions=sessions,
-            federation=Federation(settings, sessions),
+            federation=Federation(settings, sessions, keys),
             producer=producer,
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
@@ -119,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = TocsinAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)  # publish fast path outermost
     app.log_requests = settings.access_log
+    app.trusted_proxies = settings.trusted_proxies
     errors.install(app)
     for router in (
         health.router,

@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 import httpx
+from pydantic import ValidationError
 
+from app.identity.signing_keys import SigningKeyError, SigningKeys, load_signing_keys
 from app.settings import Settings, get_settings
 
 
@@ -22,25 +24,37 @@ def _say(message: str) -> None:
     print(f"tocsin: {message}", file=sys.stderr, flush=True)
 
 
+def _signing_keys(settings: Settings) -> SigningKeys:
+    """The token signing keys, creating the key file on first start (app/identity/signing_keys.py)."""
+    keys = load_signing_keys(settings)
+    if keys.created:
+        _say(f"created a random token signing key in {keys.source} (mode 0600; keep it secret, back it up)")
+    return keys
+
+
 def cmd_api(settings: Settings) -> None:
     import asyncio
 
     import uvicorn
 
+    from api.main import create_app
     from app.logthrottle import throttle_library_logs
     from app.topics import ensure_topics_when_reachable
 
     throttle_library_logs()
+    app = create_app(settings, _signing_keys(settings))  # a bad key stops here, before anything starts
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.
     asyncio.run(ensure_topics_when_reachable(settings))
     uvicorn.run(
-        "api.main:create_app",
-        factory=True,
+        app,
         host=settings.api_host,
         port=settings.api_port,
         loop="uvloop",
         http="httptools",
+        # uvicorn would believe X-Forwarded-For from 127.0.0.1 by default; the app reads it from
+        # TOCSIN_TRUSTED_PROXIES only (api/fastpath.py).
+        proxy_headers=False,
         access_log=False,  # api/fastpath.py writes one structured line per request instead (TOCSIN_ACCESS_LOG)
         log_config=_api_log_config(),
         log_level="info",
@@ -179,6 +193,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
     procs: list[subprocess.Popen[bytes]] = []
     stopping = False
+    _signing_keys(settings)  # created once here, before the API replicas that read it start
 
     def on_signal(_signum: int, _frame: object) -> None:
         nonlocal stopping
@@ -233,8 +248,19 @@ def main(argv: list[str] | None = None) -> None:
     bench = sub.add_parser("bench", help="benchmarks (see make bench)")
     bench.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        problems = "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
+        raise SystemExit(f"tocsin: configuration refused: {problems}") from None
     Path(settings.var_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        _dispatch(args, settings)
+    except SigningKeyError as exc:
+        raise SystemExit(f"tocsin: {exc} (see README, Configuration)") from None
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
     if args.command == "run":
         cmd_run(settings, args.org)
     elif args.command == "api":

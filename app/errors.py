@@ -5,7 +5,8 @@ TocsinError
  ├── PermissionDenied (403 IAM-001), ChangeRefused (403 IAM-002)
  ├── NotFound (404 RES-001), Conflict (409 RES-002)
  ├── InvalidInput (422 VAL-001), BodyTooLarge (413 VAL-002), UnsupportedMediaType (415 VAL-003)
- └── Unavailable (503 SYS-001, retriable): broker or database not reachable
+ ├── Unavailable (503 SYS-001, retriable): broker or database not reachable
+ └── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
 """
 
 from __future__ import annotations

@@ -110,11 +110,19 @@ app = faust.App(
     # A killed worker's partitions move to a survivor after this long, not Kafka's 45-60 s.
     broker_session_timeout=10.0,
     broker_heartbeat_interval=2.0,
-    # /healthz, /readyz and /metrics (streams/ops.py) on the worker's own port.
+    # /healthz, /readyz and /metrics (streams/ops.py) on the worker's own port (loopback unless
+    # TOCSIN_WORKER_HOST says otherwise), and nothing else: Faust's own blueprints are not registered.
+    # /table/ serves table contents and /router/ the cluster's worker URLs to anyone, without
+    # authentication; nothing here uses @table_route, the one feature /router/ is for.
     web_enabled=settings.worker_port > 0,
     web_bind=settings.worker_host,
     web_host=settings.worker_host,
     web_port=settings.worker_port or 6066,
+    web_tables_enabled=False,
+    web_router_enabled=False,
+    web_stats_enabled=False,
+    web_graph_enabled=False,
+    web_metrics_enabled=False,
     autodiscover=False,
     producer_partitioner=KeyPartitioner(),
     cython_optimizations=True,  # our topics are raw bytes, so the reused-event fast path decodes nothing

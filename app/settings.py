@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.domain.client_address import Network
 from app.domain.webhooks import RetrySchedule
-
-_PLACEHOLDER_KEY = "dev-only-signing-key-change-me"
+from app.identity.signing_keys import key_problem
 
 
 class Settings(BaseSettings):
@@ -94,9 +96,13 @@ class Settings(BaseSettings):
     retry_max_delay_seconds: float = Field(default=36_000.0, gt=0, le=7 * 86400)
     retry_max_attempts: int = Field(default=12, ge=1, le=50)
     retry_jitter: float = Field(default=0.2, ge=0, le=1)
-    # Workload-identity federation.
-    dev_mode: bool = True
-    token_signing_key: SecretStr = SecretStr(_PLACEHOLDER_KEY)
+    # Workload-identity federation. The key signing issued tokens (app/identity/signing_keys.py): the value,
+    # or a file the operator provides, else var_dir/token-signing.key created with a random key on first start.
+    token_signing_key: SecretStr | None = None
+    token_signing_key_file: Path | None = None
+    # Keys still accepted when verifying (a rotation): comma-separated, and/or a file with one per line.
+    token_previous_keys: SecretStr | None = None
+    token_previous_keys_file: Path | None = None
     auth_prefix: str = "/auth"
     default_audience: str = "http://127.0.0.1:8080"
     allow_private_networks: bool = False
@@ -106,16 +112,34 @@ class Settings(BaseSettings):
     exchange_rate_per_credential: float = Field(default=50.0, gt=0)
     exchange_rate_per_client: float = Field(default=20.0, gt=0)
     exchange_burst: int = Field(default=40, ge=1)
+    # Peers whose X-Forwarded-For is believed (addresses or CIDR networks, comma-separated); empty: nobody's.
+    trusted_proxies: Annotated[tuple[Network, ...], NoDecode] = ()
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _parse_networks(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return tuple(ipaddress.ip_network(part.strip()) for part in value.split(",") if part.strip())
+            except ValueError as exc:
+                raise ValueError(
+                    f"TOCSIN_TRUSTED_PROXIES: {exc} (addresses or CIDR networks, comma-separated)"
+                ) from exc
+        return value
 
     @model_validator(mode="after")
-    def _refuse_placeholder_key(self) -> Settings:
-        if not self.dev_mode and self.token_signing_key.get_secret_value() == _PLACEHOLDER_KEY:
-            raise ValueError(
-                "TOCSIN_TOKEN_SIGNING_KEY is the development placeholder: set a random secret of 32+ "
-                "characters, or TOCSIN_DEV_MODE=true for local use"
-            )
-        if len(self.token_signing_key.get_secret_value()) < 16:
-            raise ValueError("TOCSIN_TOKEN_SIGNING_KEY must be at least 16 characters")
+    def _refuse_public_keys(self) -> Settings:
+        if self.token_signing_key is not None and self.token_signing_key_file is not None:
+            raise ValueError("set TOCSIN_TOKEN_SIGNING_KEY or TOCSIN_TOKEN_SIGNING_KEY_FILE, not both")
+        if self.token_signing_key is not None:
+            problem = key_problem(self.token_signing_key.get_secret_value())
+            if problem is not None:
+                raise ValueError(f"TOCSIN_TOKEN_SIGNING_KEY {problem}: set a random secret of 32+ characters")
+        previous = self.token_previous_keys.get_secret_value() if self.token_previous_keys is not None else ""
+        for position, value in enumerate(previous.split(","), start=1):
+            problem = key_problem(value.strip()) if value.strip() else None
+            if problem is not None:
+                raise ValueError(f"TOCSIN_TOKEN_PREVIOUS_KEYS: key {position} {problem}; remove it")
         return self
 
     @property

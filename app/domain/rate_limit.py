@@ -4,31 +4,44 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
 
 class RateLimiter:
-    """``rate`` requests per second with bursts of ``burst``; :meth:`take` says when to retry."""
+    """``rate`` requests per second with bursts of ``burst``; :meth:`take` says when to retry.
+
+    At most ``max_keys`` buckets are kept: a new key beyond that evicts the least recently used
+    one. Only a key nobody has used for longest loses its state (and it starts again from a full
+    bucket), so flooding the map with new keys cannot reset the limit of a key in use.
+    """
 
     def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
         self._rate = rate
         self._burst = float(burst)
         self._clock = clock
         self._max_keys = max_keys
-        self._buckets: dict[Hashable, tuple[float, float]] = {}
+        self._buckets: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
 
     def take(self, key: Hashable) -> float:
         """0 when allowed (one token taken), else the seconds until a token is available."""
         now = self._clock()
-        tokens, last = self._buckets.get(key, (self._burst, now))
-        tokens = min(self._burst, tokens + (now - last) * self._rate)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            tokens = self._burst
+            if len(self._buckets) >= self._max_keys:
+                self._buckets.popitem(last=False)
+        else:
+            tokens = min(self._burst, bucket[0] + (now - bucket[1]) * self._rate)
+            self._buckets.move_to_end(key)
         if tokens >= 1.0:
-            if len(self._buckets) >= self._max_keys and key not in self._buckets:
-                self._buckets.clear()  # bounded memory; a reset only ever errs towards allowing
             self._buckets[key] = (tokens - 1.0, now)
             return 0.0
         self._buckets[key] = (tokens, now)
         return (1.0 - tokens) / self._rate
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
 
 def retry_after_header(seconds: float) -> str:

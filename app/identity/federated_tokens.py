@@ -2,9 +2,10 @@
 
 ``tcf_<payload>.<signature>``: the payload (base64url JSON) names the service account, the
 credential, the organization and the expiry; the signature is HMAC-SHA256 with the
-service's signing key. Nothing is stored per token: every use still checks that the
-account and the credential are ``ACTIVE`` (through the one-second principal cache), so
-deactivating either stops the token within a second.
+service's signing key (app/identity/signing_keys.py), and verifying also accepts the previous
+keys. Nothing is stored per token: every use still checks that the account and the credential
+are ``ACTIVE`` (through the one-second principal cache), so deactivating either stops the token
+within a second.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import hmac
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -54,13 +56,15 @@ def mint(key: bytes, *, service_account_id: str, credential_id: str, organizatio
     return f"{PREFIX}{payload}.{signature}"
 
 
-def verify(key: bytes, token: str) -> FederatedClaims | None:
-    """The claims of a token this service signed, or None (malformed or forged)."""
+def verify(keys: Sequence[bytes], token: str) -> FederatedClaims | None:
+    """The claims of a token signed with one of ``keys`` (current first), or None (malformed or forged)."""
     if not token.startswith(PREFIX) or len(token) > 1024:
         return None
     payload, _, signature = token[len(PREFIX) :].partition(".")
-    expected = _b64(hmac.digest(key, payload.encode(), "sha256"))
-    if not signature or not signature.isascii() or not hmac.compare_digest(signature, expected):
+    if not signature or not signature.isascii():
+        return None
+    signed = payload.encode()
+    if not any(hmac.compare_digest(signature, _b64(hmac.digest(key, signed, "sha256"))) for key in keys):
         return None
     try:
         data = orjson.loads(_unb64(payload))

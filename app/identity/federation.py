@@ -31,6 +31,7 @@ from app.identity.exchange import (
 )
 from app.identity.fetch import FetchRefused, SafeFetcher
 from app.identity.jwks import JwksCache, parse_jwks
+from app.identity.signing_keys import SigningKeys
 from app.settings import Settings
 from app.store.models import Account, ExchangeAttempt, FederatedCredential
 
@@ -71,7 +72,7 @@ def config_of(row: FederatedCredential, account_active: bool) -> CredentialConfi
 
 
 class Federation:
-    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession], keys: SigningKeys) -> None:
         self.settings = settings
         self.sessions = sessions
         self.fetcher = SafeFetcher(
@@ -85,7 +86,7 @@ class Federation:
         self.credentials: TTLCache[str, CredentialConfig] = TTLCache(settings.config_cache_seconds)
         self.per_credential = RateLimiter(settings.exchange_rate_per_credential, settings.exchange_burst)
         self.per_client = RateLimiter(settings.exchange_rate_per_client, settings.exchange_burst)
-        self.key = settings.token_signing_key.get_secret_value().encode()
+        self.keys = keys
         self._attempts: list[tuple[str, str, float, str, str | None, str | None, str]] = []
 
     async def discover(self, issuer_url: str) -> str:
@@ -157,7 +158,7 @@ class Federation:
             raise
         self._record(cred, "issued", None, str(claims.get("sub")), client)
         access_token = federated_tokens.mint(
-            self.key,
+            self.keys.current,
             service_account_id=cred.service_account_id,
             credential_id=cred.id,
             organization_id=cred.organization_id,

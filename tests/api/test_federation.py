@@ -4,7 +4,10 @@ credentials, the RFC 8693 exchange, every bad subject token, JWKS caching, rate 
 from __future__ import annotations
 
 import base64
+import hmac
 import json
+import secrets
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -518,7 +521,7 @@ def test_exchange_is_rate_limited_with_retry_after(
         extra_env={
             "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
             "TOCSIN_OIDC_CA_FILE": fed.issuer.ca_file,
-            "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "2",
+            "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "0.05",  # no refill during the test, however slow the machine
             "TOCSIN_EXCHANGE_BURST": "5",
         },
     )
@@ -532,6 +535,55 @@ def test_exchange_is_rate_limited_with_retry_after(
         limited = next(r for r in responses if r.status_code == 429)
         assert (limited.status_code, limited.json()["error"]) == (429, "temporarily_unavailable")
         assert int(limited.headers["Retry-After"]) >= 1
+        # No proxy is trusted (the default): a forwarded address of the caller's choosing is no way out.
+        spoofed = [
+            httpx.post(url, data={"grant_type": GRANT}, headers={"X-Forwarded-For": f"198.51.100.{i}"}).status_code
+            for i in range(5)
+        ]
+        assert spoofed == [429] * 5, spoofed
+    finally:
+        stack.stop()
+
+
+def test_behind_a_trusted_proxy_the_forwarded_address_is_the_client(
+    kafka: LocalKafka, fed: Fed, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stack = Stack(
+        tmp_path_factory.mktemp("proxied"),
+        kafka.bootstrap,
+        extra_env={
+            "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
+            "TOCSIN_OIDC_CA_FILE": fed.issuer.ca_file,
+            "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "0.01",
+            "TOCSIN_EXCHANGE_BURST": "3",
+            "TOCSIN_TRUSTED_PROXIES": "127.0.0.0/8, ::1",  # the test is the proxy
+        },
+    )
+    stack.bootstrap()
+    stack.start_api()
+    try:
+        with stack.client() as owner:
+            sa = owner.post("/service_accounts", json={"name": "proxied"}).json()["id"]
+            body = {"display_name": "d", "issuer_url": fed.issuer.issuer_url("ci"), "subject_filter": "repo:o/r:*"}
+            cred = owner.post(f"/service_accounts/{sa}/federated_credentials", json=body).json()["id"]
+            url = f"{stack.base_url}/auth/workload-identity/{cred}/token"
+
+            def exchange(forwarded_for: str) -> int:
+                subject = {**idp.repository_workflow_claims(), "aud": "http://127.0.0.1:8080"}
+                data = {
+                    "grant_type": GRANT,
+                    "subject_token_type": JWT_TYPE,
+                    "subject_token": fed.issuer.mint("ci", subject),
+                }
+                return httpx.post(url, data=data, headers={"X-Forwarded-For": forwarded_for}).status_code
+
+            assert [exchange("198.51.100.7") for _ in range(4)] == [200, 200, 200, 429]
+            assert exchange("198.51.100.8") == 200, "another client behind the proxy has its own bucket"
+            # what the client wrote before the proxy's entry changes nothing
+            assert exchange("1.2.3.4, 198.51.100.7") == 429
+            log = f"/service_accounts/{sa}/federated_credentials/{cred}/exchanges"
+            items = wait_for(lambda: (got := owner.get(log).json()["items"]) and len(got) == 4 and got, 10, "the log")
+            assert sorted(a["client_address"] for a in items) == ["198.51.100.7"] * 3 + ["198.51.100.8"]
     finally:
         stack.stop()
 
@@ -576,3 +628,89 @@ def test_a_rotated_issuer_key_is_fetched_once_and_accepted(fed: Fed) -> None:
     fed.issuer.rotate("cloud")
     assert fed.exchange(cred, fed.issuer.mint("cloud", claims)).status_code == 200
     assert fed.issuer.jwks_fetches("cloud") == before + 1
+
+
+def _forge(key: bytes, sa: str, cred: str, org: str) -> str:
+    """A ``tcf_`` token made without the exchange, as anyone who knows ``key`` could: ten years long."""
+    claims = {"sa": sa, "cred": cred, "org": org, "exp": int(time.time()) + 10 * 365 * 86400, "jti": "forged"}
+    payload = idp.b64url(json.dumps(claims).encode())
+    return f"tcf_{payload}.{idp.b64url(hmac.digest(key, payload.encode(), 'sha256'))}"
+
+
+def test_a_token_forged_with_the_old_placeholder_key_is_refused(fed: Fed) -> None:
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    genuine = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
+    assert fed.publish(genuine.json()["access_token"]) == 202, "the credential and the account are active"
+    forged = _forge(b"dev-only-signing-key-change-me", fed.publisher_sa, cred, fed.stack.org)
+    with fed.stack.client(forged) as c:
+        r = c.post("/workflow_topics/fed/publish", json={"status": "ACTUAL", "data": {}})
+        assert r.status_code == 401, f"the forged token was accepted: {r.status_code} {r.text}"
+        assert r.json()["code"] == "AUT-003"
+        assert c.get("/workflow_topics/fed").status_code == 401
+
+
+def test_the_signing_key_is_created_once_kept_across_restarts_and_rotated_without_cutting_off_tokens(
+    kafka: LocalKafka, fed: Fed, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stack = Stack(
+        tmp_path_factory.mktemp("signing"),
+        kafka.bootstrap,
+        extra_env={"TOCSIN_ALLOW_PRIVATE_NETWORKS": "true", "TOCSIN_OIDC_CA_FILE": fed.issuer.ca_file},
+    )
+    stack.bootstrap()
+    assert not stack.signing_key_file.exists(), "the bootstrap signs nothing"
+    stack.start_api()
+    try:
+        key = stack.signing_key_file.read_text().strip()
+        assert stat.S_IMODE(stack.signing_key_file.stat().st_mode) == 0o600 and len(key) >= 32
+        with stack.client() as owner:
+            assert owner.post("/workflow_topics", json={"key": "fed"}).status_code == 201
+            sa = owner.post("/service_accounts", json={"name": "rotating"}).json()["id"]
+            org = f"crn:tocsin:organizations:{stack.org}"
+            binding = {"bindings": [{"resource": org, "role_id": "workflow_publisher"}]}
+            assert owner.put(f"/service_accounts/{sa}/iam", json=binding).status_code == 200
+            body = {"display_name": "d", "issuer_url": fed.issuer.issuer_url("ci"), "subject_filter": "repo:o/r:*"}
+            created = owner.post(f"/service_accounts/{sa}/federated_credentials", json=body)
+            cred = created.json()["id"]
+        subject = {**idp.repository_workflow_claims(), "aud": "http://127.0.0.1:8080"}
+
+        def exchange() -> str:
+            data = {
+                "grant_type": GRANT,
+                "subject_token_type": JWT_TYPE,
+                "subject_token": fed.issuer.mint("ci", subject),
+            }
+            r = httpx.post(f"{stack.base_url}/auth/workload-identity/{cred}/token", data=data, timeout=10)
+            assert r.status_code == 200, r.text
+            return str(r.json()["access_token"])
+
+        def publish(token: str) -> int:
+            with stack.client(token) as c:
+                return c.post("/workflow_topics/fed/publish", json={"status": "ACTUAL", "data": {}}).status_code
+
+        before_restart = exchange()
+        assert publish(before_restart) == 202
+        assert publish(_forge(key.encode(), sa, cred, stack.org)) == 202, "the file holds the key that signs"
+
+        stack.stop_api()
+        stack.start_api()
+        assert stack.signing_key_file.read_text().strip() == key, "a restart keeps the key"
+        assert publish(before_restart) == 202, "and the tokens it signed"
+
+        # Rotation (README): the new key signs, the old one still verifies until its tokens expired.
+        new_key = secrets.token_urlsafe(32)
+        stack.stop_api()
+        stack._env.update({"TOCSIN_TOKEN_SIGNING_KEY": new_key, "TOCSIN_TOKEN_PREVIOUS_KEYS": key})
+        stack.start_api()
+        after_rotation = exchange()
+        assert publish(after_rotation) == publish(before_restart) == 202
+        assert publish(_forge(new_key.encode(), sa, cred, stack.org)) == 202, "signed with the new key"
+        assert publish(_forge(key.encode(), sa, cred, stack.org)) == 202, "verified with the previous key"
+
+        stack.stop_api()
+        del stack._env["TOCSIN_TOKEN_PREVIOUS_KEYS"]
+        stack.start_api()
+        assert publish(after_rotation) == 202
+        assert publish(before_restart) == 401, "the previous key dropped: its tokens are refused"
+    finally:
+        stack.stop()

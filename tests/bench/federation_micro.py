@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.domain.federation import compile_condition
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, CredentialConfig
 from app.identity.federation import Federation
+from app.identity.signing_keys import SigningKeys, generate_key
 from app.settings import Settings
 from tests.bench.iam_micro import _timed
 
@@ -57,7 +58,7 @@ def section_federation(_bench: Any = None) -> dict[str, Any]:
         public.verify(raw_signature, signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
 
     settings = Settings(exchange_rate_per_client=1e9, exchange_rate_per_credential=1e9, exchange_burst=10**9)
-    federation = Federation(settings, async_sessionmaker[AsyncSession]())
+    federation = Federation(settings, async_sessionmaker[AsyncSession](), SigningKeys(generate_key().encode()))
 
     async def jwks_document(_url: str) -> dict[str, Any]:
         return {"keys": [jwk]}

@@ -7,8 +7,10 @@ import re
 from collections.abc import Callable
 
 import httpx
+import psutil
 import pytest
 
+from app.settings import Settings
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import setup_topic
 
@@ -102,3 +104,35 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
         f"\noperations: API and worker ready; {n} publishes → {n} request lines and {n} decision lines "
         f"({sorted(kinds)}), metrics counted them, no token or body in either log"
     )
+
+
+def test_the_worker_port_serves_only_health_readiness_and_metrics_on_loopback(
+    stack_factory: Callable[..., Stack],
+) -> None:
+    stack = stack_factory()
+    stack.bootstrap()
+    proc = stack.start_worker()
+    stack.wait_worker_ready()
+    worker = stack.worker_urls[0]
+    port = int(worker.rpartition(":")[2])
+    listening = [c.laddr for c in psutil.Process(proc.pid).net_connections("inet") if c.status == psutil.CONN_LISTEN]
+    assert [(a.ip, a.port) for a in listening if a.port == port] == [("127.0.0.1", port)], listening
+    assert Settings.model_fields["worker_host"].default == "127.0.0.1", "loopback unless TOCSIN_WORKER_HOST says"
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert httpx.get(f"{worker}{path}").status_code == 200, path
+    assert httpx.get(f"{worker}/").json() == {"status": "OK"}, "Faust's bare index, nothing more"
+    # Faust's own views: table contents and the cluster's worker URLs, to anyone who could connect
+    for path in (
+        "/table/",
+        "/table/control-state/",
+        "/table/control-state/k/",
+        "/table/idempotency/",
+        "/router/",
+        "/router/topics",
+        "/router/control-state/",
+        "/router/control-state/k/",
+        "/graph/",
+        "/performance/",
+        "/assignment/",
+    ):
+        assert httpx.get(f"{worker}{path}").status_code == 404, path

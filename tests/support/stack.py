@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from app.identity.signing_keys import DEFAULT_KEY_FILE
 from app.kafka_local import free_port
 
 T = TypeVar("T")
@@ -181,6 +182,16 @@ class Stack:
 
     def stop_worker(self, index: int = -1) -> None:
         self._terminate(self.workers[index])
+
+    def stop_api(self) -> None:
+        if self.api is not None:
+            self._terminate(self.api)
+            self.api = None
+
+    @property
+    def signing_key_file(self) -> Path:
+        """The token signing key every API of this stack reads (created by the first to start)."""
+        return self.var_dir / DEFAULT_KEY_FILE
 
     def stop(self) -> None:
         for proc in self.workers:
