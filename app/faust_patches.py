@@ -1,0 +1,199 @@
+"""Every change the worker makes to faust-streaming's behaviour, in one place (pinned versions in
+pyproject.toml: an upgrade that moves these internals breaks here, loudly).
+
+1. A short consumer fetch wait (latency between agents).
+2. Records lost on a rebalance, three ways (found by tests/e2e/test_scaling.py: on the old code
+   211 of ~1,400 accepted events were never decided, and 2 of 1,138 webhook effects never sent):
+   a. At the end of a rebalance Faust's recovery resumes the stream partitions, then seeks them
+      to their committed offsets (a broker round trip per partition, 50-160 ms here), then
+      resumes flow control, whose resume clears every channel queue (created with
+      ``clear_on_resume``). Records fetched in that window were dropped by the clear while the
+      fetch position had moved past them. Now the stream partitions resume only after the seek
+      and the clear.
+   b. The next record's jump was taken for a compaction gap (``Consumer._add_gap``), counted as
+      acknowledged and committed past. Our topics are never compacted: a jump is logged and
+      never committed past.
+   c. A single missing record right at the committed offset passed both checks: Faust keeps the
+      committed offset as the next offset to read but compares it as the last one read (a jump
+      of one is "no gap"), and ``_new_offset`` commits when the first acknowledged offset is
+      within one of it. Now a commit of one of our topics moves only from the committed offset
+      through acknowledged offsets without a hole; a commit held back for ``STALL_SECONDS`` sends
+      the consumer back to the committed offset to fetch the missing record again (whatever was
+      processed since is deduplicated downstream on its effect id, or skipped by the control and
+      idempotency agents' progress markers: streams/progress.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from faust.tables import recovery as faust_recovery
+from faust.transport import consumer as faust_consumer
+from faust.transport.drivers import aiokafka as faust_aiokafka
+
+from app import metrics, topics
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+STALL_SECONDS = 10.0
+
+
+_installed = False
+
+
+def install(settings: Settings) -> None:
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    _short_fetch_wait(settings)
+    _resume_streams_after_seek()
+    _contiguous_commits(settings)
+
+
+def _short_fetch_wait(settings: Settings) -> None:
+    """Faust builds its consumer with fetch_max_wait_ms=1500 and no setting to change it. A fetch in
+    flight covers only the partitions with nothing buffered, so a record arriving on one that was
+    left out waits for that fetch to time out: up to 1.5 s per hop between agents (measured: the
+    publish → webhook p50 was 0.4 s, p99 3.8 s). 100 ms bounds the wait; an idle worker sends at
+    most 10 fetch requests per second. TOCSIN_WORKER_FETCH_WAIT_MS changes it."""
+    create = faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer
+
+    def with_short_fetch_wait(self: Any, transport: Any) -> Any:
+        consumer = create(self, transport)
+        consumer._fetch_max_wait_ms = settings.worker_fetch_wait_ms  # read by AIOKafkaConsumer.start()
+        return consumer
+
+    faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = with_short_fetch_wait  # type: ignore[method-assign]
+
+
+def _resume_streams_last(method: Any) -> Any:
+    async def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        consumer = self.app.consumer
+        deferred: list[set[Any]] = []
+        consumer.resume_partitions = lambda tps: deferred.append(set(tps))  # an instance attribute shadows it
+        try:
+            return await method(self, *args, **kwargs)
+        finally:
+            del consumer.resume_partitions
+            for tps in deferred:
+                consumer.resume_partitions(tps)
+
+    return patched
+
+
+def _resume_streams_after_seek() -> None:
+    """2a: ``resume_partitions`` calls inside these two methods run when the method returns."""
+    recovery = faust_recovery.Recovery
+    recovery.on_recovery_completed = _resume_streams_last(recovery.on_recovery_completed)  # type: ignore[method-assign]
+    recovery._resume_streams = _resume_streams_last(recovery._resume_streams)  # type: ignore[method-assign]
+
+
+class CommitGuard:
+    """2b and 2c for the topics named ours (contiguous offsets)."""
+
+    def __init__(self, ours: Any, clock: Any = time.monotonic) -> None:
+        self.ours = ours
+        self.clock = clock
+        self.known: dict[Any, int] = {}  # last committed offset we know, kept across Faust's revoke-time pops
+        self.stalled: dict[Any, tuple[int, float, bool]] = {}  # tp → (committed, since, refetch sent)
+        self.tasks: set[asyncio.Future[None]] = set()
+
+    def new_offset(self, consumer: Any, tp: Any, original: Any) -> int | None:
+        if not self.ours(tp.topic):
+            result: int | None = original(consumer, tp)
+            return result
+        committed = consumer._committed_offset[tp]
+        if committed is None:
+            committed = self.known.get(tp)
+        acked = consumer._acked[tp]
+        if committed is not None and acked:
+            below = [offset for offset in acked if offset < committed]
+            if below:  # acknowledged again after a seek back: committed already
+                acked[:] = [offset for offset in acked if offset >= committed]
+                consumer._acked_index[tp].difference_update(below)
+            if acked and min(acked) != committed:
+                self._stall(consumer, tp, committed, min(acked))
+                return None
+        self.stalled.pop(tp, None)
+        result = original(consumer, tp)
+        if result is not None:
+            self.known[tp] = result
+        return result
+
+    def seeked(self, committed: dict[Any, int | None]) -> None:
+        for tp, offset in committed.items():
+            if offset is not None:
+                self.known[tp] = offset
+
+    def _stall(self, consumer: Any, tp: Any, committed: int, first: int) -> None:
+        now = self.clock()
+        seen = self.stalled.get(tp)
+        if seen is None or seen[0] != committed:
+            self.stalled[tp] = (committed, now, False)
+            return
+        if seen[2] or now - seen[1] < STALL_SECONDS:
+            return
+        self.stalled[tp] = (committed, now, True)
+        metrics.OFFSET_REFETCHES.labels("commit").inc()
+        log.warning(
+            "consumer: %s[%d]: offsets %d..%d never acknowledged for %.0f s; fetching them again",
+            tp.topic,
+            tp.partition,
+            committed,
+            first - 1,
+            now - seen[1],
+        )
+        task = asyncio.ensure_future(_seek_back(consumer, tp, committed))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+
+async def _seek_back(consumer: Any, tp: Any, offset: int) -> None:
+    if tp not in consumer.assignment():
+        return
+    try:
+        await consumer.seek_wait({tp: offset})
+    except Exception as exc:  # noqa: BLE001 - revoked meanwhile, or the broker away: the next stall tries again
+        log.warning("consumer: %s[%d]: could not seek back to %d: %r", tp.topic, tp.partition, offset, exc)
+
+
+guard: CommitGuard | None = None
+ORIGINAL_NEW_OFFSET = faust_consumer.Consumer._new_offset  # Faust's own, before install (tests compare)
+
+
+def _contiguous_commits(settings: Settings) -> None:
+    global guard
+
+    def ours(topic: str) -> bool:
+        return topic.startswith(settings.topic_prefix) and not topic.endswith(topics.CONFIG_CHANGES)
+
+    guard = commit_guard = CommitGuard(ours)
+    consumer_class = faust_consumer.Consumer
+    add_gap, new_offset, perform_seek = consumer_class._add_gap, consumer_class._new_offset, consumer_class.perform_seek
+
+    async def no_gap_in_our_topics(self: Any, tp: Any, offset_from: int, offset_to: int) -> None:
+        if ours(tp.topic):
+            log.warning(
+                "consumer: %s[%d]: offsets %d..%d skipped by the fetch; not committed past",
+                tp.topic,
+                tp.partition,
+                offset_from,
+                offset_to - 1,
+            )
+            return
+        await add_gap(self, tp, offset_from, offset_to)
+
+    def contiguous_new_offset(self: Any, tp: Any) -> int | None:
+        return commit_guard.new_offset(self, tp, new_offset)
+
+    async def remembering_perform_seek(self: Any) -> None:
+        await perform_seek(self)
+        commit_guard.seeked(dict(self._committed_offset))
+
+    consumer_class._add_gap = no_gap_in_our_topics  # type: ignore[method-assign]
+    consumer_class._new_offset = contiguous_new_offset  # type: ignore[method-assign]
+    consumer_class.perform_seek = remembering_perform_seek  # type: ignore[method-assign]

@@ -1,0 +1,115 @@
+"""The worker's corrections to Faust's commits (app/faust_patches.py), on Faust's own bookkeeping
+structures: a commit moves only through acknowledged offsets from the committed one."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from typing import Any
+
+from faust.types import TP
+
+from app.faust_patches import ORIGINAL_NEW_OFFSET, STALL_SECONDS, CommitGuard
+
+
+class FakeConsumer:
+    """The attributes Faust's ``Consumer._new_offset`` reads."""
+
+    def __init__(self, committed: int | None, acked: list[int]) -> None:
+        self.tp = TP("t.actions.webhook", 3)
+        self._committed_offset: defaultdict[Any, int | None] = defaultdict(lambda: None)
+        self._committed_offset[self.tp] = committed
+        self._acked: defaultdict[Any, list[int]] = defaultdict(list)
+        self._acked[self.tp] = list(acked)
+        self._acked_index: defaultdict[Any, set[int]] = defaultdict(set)
+        self._acked_index[self.tp] = set(acked)
+        self._gap: defaultdict[Any, Any] = defaultdict(lambda: None)
+
+    def assignment(self) -> set[Any]:
+        return set()
+
+
+def _guard(now: list[float]) -> CommitGuard:
+    return CommitGuard(lambda topic: topic.startswith("t."), clock=lambda: now[0])
+
+
+def test_faust_commits_past_a_missing_record_at_the_committed_offset() -> None:
+    """The loss: record 100 (the committed offset, the next to read) never acknowledged, 101 and
+    102 were; Faust's own rule commits 103."""
+    consumer = FakeConsumer(committed=100, acked=[101, 102])
+    assert ORIGINAL_NEW_OFFSET(consumer, consumer.tp) == 103
+
+
+def test_the_guard_holds_the_commit_at_the_missing_record() -> None:
+    now = [0.0]
+    consumer = FakeConsumer(committed=100, acked=[101, 102])
+    assert _guard(now).new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    assert consumer._acked[consumer.tp] == [101, 102], "nothing acknowledged is forgotten"
+
+
+def test_the_guard_commits_a_run_from_the_committed_offset() -> None:
+    consumer = FakeConsumer(committed=100, acked=[100, 101, 102, 105])
+    assert _guard([0.0]).new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) == 103
+
+
+def test_after_a_revoke_the_last_known_commit_still_guards() -> None:
+    """Faust pops the committed offset at a revoke; acknowledgements arriving before the next seek
+    must not commit past a record that was never acknowledged."""
+    guard = _guard([0.0])
+    consumer = FakeConsumer(committed=None, acked=[101, 102])
+    guard.seeked({consumer.tp: 100})
+    assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    assert ORIGINAL_NEW_OFFSET(FakeConsumer(committed=None, acked=[101, 102]), consumer.tp) == 103
+
+
+def test_acknowledgements_below_the_commit_are_dropped() -> None:
+    consumer = FakeConsumer(committed=100, acked=[98, 99, 100, 101])
+    assert _guard([0.0]).new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) == 102
+    assert 98 not in consumer._acked_index[consumer.tp]
+
+
+def test_a_commit_held_back_long_enough_fetches_the_records_again(monkeypatch: Any) -> None:
+    import app.faust_patches as patches
+
+    sent: list[tuple[Any, int]] = []
+
+    async def fake_seek_back(consumer: Any, tp: Any, offset: int) -> None:
+        sent.append((tp, offset))
+
+    def run_now(coro: Any) -> Any:
+        with contextlib.suppress(StopIteration):
+            coro.send(None)
+
+        class Done:
+            def add_done_callback(self, _fn: Any) -> None:
+                return None
+
+        return Done()
+
+    monkeypatch.setattr(patches, "_seek_back", fake_seek_back)
+    monkeypatch.setattr(patches.asyncio, "ensure_future", run_now)
+    now = [0.0]
+    guard = _guard(now)
+    consumer = FakeConsumer(committed=100, acked=[101])
+    assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    now[0] = STALL_SECONDS / 2
+    assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    assert sent == []
+    now[0] = STALL_SECONDS + 1
+    assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    assert sent == [(consumer.tp, 100)]
+    now[0] = 3 * STALL_SECONDS
+    guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET)
+    assert sent == [(consumer.tp, 100)], "one fetch back per stall"
+    # the record comes again and is acknowledged: the commit moves on
+    consumer._acked[consumer.tp].append(100)
+    assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) == 102
+    assert guard.stalled == {}
+
+
+def test_other_topics_keep_fausts_rule() -> None:
+    consumer = FakeConsumer(committed=100, acked=[101, 102])
+    consumer.tp = TP("other.compacted", 0)
+    consumer._committed_offset[consumer.tp] = 100
+    consumer._acked[consumer.tp] = [101, 102]
+    assert _guard([0.0]).new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) == 103
