@@ -17,8 +17,9 @@ pyproject.toml: an upgrade that moves these internals breaks here, loudly).
       committed offset as the next offset to read but compares it as the last one read (a jump
       of one is "no gap"), and ``_new_offset`` commits when the first acknowledged offset is
       within one of it. Now a commit of one of our topics moves only from the committed offset
-      through acknowledged offsets without a hole; a commit held back for ``STALL_SECONDS`` sends
-      the consumer back to the committed offset to fetch the missing record again (whatever was
+      through acknowledged offsets without a hole; a commit held back for ``STALL_SECONDS`` by
+      records no agent holds (none delivered and unacknowledged) sends the consumer back to the
+      committed offset to fetch the missing records again (whatever was
       processed since is deduplicated downstream on its effect id, or skipped by the control and
       idempotency agents' progress markers: streams/progress.py).
 """
@@ -132,7 +133,9 @@ class CommitGuard:
     def _stall(self, consumer: Any, tp: Any, committed: int, first: int) -> None:
         now = self.clock()
         seen = self.stalled.get(tp)
-        if seen is None or seen[0] != committed:
+        if seen is None or seen[0] != committed or _in_flight(consumer, tp, committed, first):
+            # a record still being processed (delivered to an agent, not yet acknowledged: several
+            # actors acknowledge out of order, a slow batch takes long) is not missing: wait
             self.stalled[tp] = (committed, now, False)
             return
         if seen[2] or now - seen[1] < STALL_SECONDS:
@@ -150,6 +153,12 @@ class CommitGuard:
         task = asyncio.ensure_future(_seek_back(consumer, tp, committed))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+
+def _in_flight(consumer: Any, tp: Any, start: int, end: int) -> bool:
+    """Whether a record of ``tp`` in ``[start, end)`` was delivered to an agent and is not yet
+    acknowledged (Faust tracks every message a stream took until it is acknowledged)."""
+    return any(m.tp == tp and start <= m.offset < end for m in list(consumer._unacked_messages))
 
 
 async def _seek_back(consumer: Any, tp: Any, offset: int) -> None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from faust.types import TP
 
 from app.faust_patches import ORIGINAL_NEW_OFFSET, STALL_SECONDS, CommitGuard
+
+
+class Held(NamedTuple):
+    tp: Any
+    offset: int
 
 
 class FakeConsumer:
@@ -24,6 +29,7 @@ class FakeConsumer:
         self._acked_index: defaultdict[Any, set[int]] = defaultdict(set)
         self._acked_index[self.tp] = set(acked)
         self._gap: defaultdict[Any, Any] = defaultdict(lambda: None)
+        self._unacked_messages: set[Any] = set()
 
     def assignment(self) -> set[Any]:
         return set()
@@ -113,3 +119,20 @@ def test_other_topics_keep_fausts_rule() -> None:
     consumer._committed_offset[consumer.tp] = 100
     consumer._acked[consumer.tp] = [101, 102]
     assert _guard([0.0]).new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) == 103
+
+
+def test_a_record_still_being_processed_is_not_fetched_again(monkeypatch: Any) -> None:
+    """Several delivery actors acknowledge out of order, and a slow batch can take longer than the
+    stall time: a record an agent holds is not missing (fetching it again would deliver it twice)."""
+    import app.faust_patches as patches
+
+    sent: list[int] = []
+    monkeypatch.setattr(patches.asyncio, "ensure_future", lambda coro: sent.append(1) or coro.close())
+    now = [0.0]
+    guard = _guard(now)
+    consumer = FakeConsumer(committed=100, acked=[101])
+    consumer._unacked_messages = {Held(consumer.tp, 100)}
+    for step in range(5):
+        now[0] = step * STALL_SECONDS
+        assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    assert sent == []
