@@ -8,12 +8,13 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, cut, page
+from app.domain import iam
 from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change, operator_problem
 from app.domain.ids import new_id
@@ -22,7 +23,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
-from app.store.models import Workflow, WorkflowTopic
+from app.store.models import RoleBinding, Workflow, WorkflowTopic
 from app.store.results import control_view, resolve_episode_incidents
 from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
 
@@ -322,9 +323,18 @@ async def delete_topic(
             },
         )
     await session.delete(row)
-    audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key})
+    # Bindings on the topic's own two names go with it: a topic created later under the same key
+    # is another topic and starts without them (bindings with a regex tail are left as written).
+    names = iam.topic_names(org_id, row.id, row.key)
+    on_topic = RoleBinding.organization_id == org_id, RoleBinding.resource.in_(names)
+    dropped = (await session.scalars(select(RoleBinding.id).where(*on_topic))).all()
+    if dropped:
+        await session.execute(delete(RoleBinding).where(*on_topic))
+    audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key, "bindings": len(dropped)})
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
+    if dropped:
+        await state.config_changed(org_id, "bindings")
 
 
 class TopicPatch(_Strict):

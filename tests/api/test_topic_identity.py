@@ -166,3 +166,21 @@ def test_a_user_account_cannot_publish_even_with_the_permission(api: Stack, owne
     service = token_of(owner, "service_account", [{"resource": iam.organization_name(api.org), "role_id": "owner"}])
     with api.client(service) as c:
         assert c.post("/workflow_topics/ident-users/publish", json=GOOD).status_code == 202
+
+
+def test_a_topic_created_again_under_a_deleted_key_starts_without_the_old_grants(
+    api: Stack, owner: httpx.Client
+) -> None:
+    """Found by the outside review: a binding on ``workflow_topics/<key>`` outlived its topic and
+    granted on a new topic created later under the same key (another topic, maybe another owner's
+    purpose). Bindings on a deleted topic's two names go with it."""
+    new_topic(owner, "ident-reborn")
+    token = token_of(
+        owner, "service_account", [{"resource": topic_name(api, "ident-reborn"), "role_id": "workflow_publisher"}]
+    )
+    with api.client(token) as c:
+        assert c.post("/workflow_topics/ident-reborn/publish", json=GOOD).status_code == 202
+        assert owner.delete("/workflow_topics/ident-reborn").status_code == 204
+        new_topic(owner, "ident-reborn")
+        r = c.post("/workflow_topics/ident-reborn/publish", json=GOOD)
+        assert (r.status_code, r.json()["code"]) == (403, "IAM-001"), r.text
