@@ -17,6 +17,7 @@ import asyncio
 import logging
 import random
 import time
+from collections import OrderedDict
 from typing import Any
 
 from app import metrics
@@ -39,6 +40,33 @@ _LEVELS = delay_levels(settings.retry_schedule)
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
 DELIVERY_ACTORS = 4
 FINAL = frozenset({"DELIVERED", "DEAD", "DISABLED", "EXPIRED", "REFUSED"})
+
+
+class RecentAttempts:
+    """The attempts this worker made lately, by (effect id, replay, attempt): a record fetched again
+    (a commit held back by a missing record sends the consumer back; a rebalance re-reads from the
+    committed offset) is skipped here even before its delivery row is stored. Bounded: the oldest
+    are forgotten first (the rows answer for them by then)."""
+
+    def __init__(self, size: int = 100_000) -> None:
+        self.size = size
+        self.keys: OrderedDict[tuple[str, int, int], None] = OrderedDict()
+
+    def __contains__(self, key: tuple[str, int, int]) -> bool:
+        return key in self.keys
+
+    def add(self, key: tuple[str, int, int]) -> None:
+        self.keys[key] = None
+        self.keys.move_to_end(key)
+        while len(self.keys) > self.size:
+            self.keys.popitem(last=False)
+
+
+recent = RecentAttempts()
+
+
+def attempt_key(item: dict[str, Any]) -> tuple[str, int, int]:
+    return (str(item["effect_id"]), int(item.get("replay", 0)), int(item["attempt"]))
 
 
 def already_attempted(item: dict[str, Any], state: tuple[str, int, int] | None) -> bool:
@@ -108,8 +136,8 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     states = await when_available(f"deliveries:{executor.kind}", load_states)
     fresh, seen = [], set()
     for item in items:
-        key = (item["effect_id"], int(item.get("replay", 0)), int(item["attempt"]))
-        if key in seen or already_attempted(item, states.get(item["effect_id"])):
+        key = attempt_key(item)
+        if key in seen or key in recent or already_attempted(item, states.get(item["effect_id"])):
             continue
         seen.add(key)
         fresh.append(item)
@@ -138,6 +166,8 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
         await asyncio.gather(*pending)
     sent = time.perf_counter()
     await store_batch(f"deliveries:{executor.kind}", results, _write)
+    for item in fresh:  # only once the batch's retries, dead letters and rows are all out
+        recent.add(attempt_key(item))
     stored = time.perf_counter()
     for org_id in {r.item["organization_id"] for r in results if r.outcome.verdict is Verdict.DISABLE}:
         # Every worker must stop calling the endpoint: the same announcement as a configuration change.

@@ -24,6 +24,7 @@ MAX_BATCH_ATTEMPTS = 5
 MAX_POISON_ATTEMPTS = 3  # a failure that is not the infrastructure's, before the batch is halved
 WRITE_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=5.0)  # a sink's write the database refused
 BATCH_RETRIES = RetrySchedule(base_s=0.5, factor=2, max_delay_s=30.0)  # a failed control or idempotency batch
+POISON_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=1.0)  # a record failing alone (not infrastructure)
 
 
 async def _dead_letter(what: str, reason: str, record: Any) -> None:
@@ -86,8 +87,9 @@ async def process_until_done(
     when the agent raised: a batch that raised would be committed without its outputs or states.
     So a failed batch is processed again, with backoff (0.5 s doubling to 30 s):
     - a failure of the infrastructure (broker, database: :func:`transient`) however long it lasts;
-    - any other failure ``MAX_POISON_ATTEMPTS`` times; then the batch is halved and each half
-      processed the same way, in order, until the record that fails alone is found: it goes to the
+    - any other failure (the records' fault): the batch is halved at once and each half processed
+      the same way, in order, until the record that fails alone is found; after
+      ``MAX_POISON_ATTEMPTS`` quick tries (0.1 s, 0.2 s) it goes to the
       dead-letter topic through ``skip(event, reason)`` (which also moves the partition's progress
       past it), and the records around it, whatever their organization, are decided.
     Processing again is safe: states are written only after the outputs, outputs carry effect ids,
@@ -102,15 +104,18 @@ async def process_until_done(
             attempt += 1
             last = f"{type(exc).__name__}: {exc}"
             metrics.BATCH_RETRIES.labels(stage).inc()
-            if not transient(exc):
-                failures += 1
+            poison = not transient(exc)
             if attempt == 1 or attempt % 10 == 0:
                 log.exception("%s: a batch of %d records failed (attempt %d); retrying", stage, len(events), attempt)
             else:
                 log.error("%s: a batch of %d records failed (attempt %d): %r", stage, len(events), attempt, exc)
-            if failures >= MAX_POISON_ATTEMPTS:
-                break
-        await asyncio.sleep(BATCH_RETRIES.nominal(attempt))
+            if poison:
+                failures += 1
+                # a failure of the records: halve at once (the partition waits while the record is
+                # looked for); a record alone gets a few quick tries before it is dead-lettered
+                if len(events) > 1 or failures >= MAX_POISON_ATTEMPTS:
+                    break
+        await asyncio.sleep((POISON_RETRIES if poison else BATCH_RETRIES).nominal(attempt))
     if len(events) == 1:
         reason = f"processing failed {failures} times: {last}"[:1000]
         log.error("%s: a record that fails alone is dead-lettered and skipped: %s", stage, reason)
