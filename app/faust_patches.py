@@ -133,6 +133,9 @@ class CommitGuard:
     def _stall(self, consumer: Any, tp: Any, committed: int, first: int) -> None:
         now = self.clock()
         seen = self.stalled.get(tp)
+        if tp not in consumer.assignment():  # acknowledged after its revoke: the new owner reads it
+            self.stalled.pop(tp, None)
+            return
         if seen is None or seen[0] != committed or _in_flight(consumer, tp, committed, first):
             # a record still being processed (delivered to an agent, not yet acknowledged: several
             # actors acknowledge out of order, a slow batch takes long) is not missing: wait

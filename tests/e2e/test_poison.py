@@ -125,3 +125,82 @@ def test_a_poison_record_is_dead_lettered_and_other_organizations_events_are_dec
         assert "processing failed 3 times" in str(letter["reason"]) and "ValueError" in str(letter["reason"])
         metrics = httpx.get(f"{stack.worker_urls[0]}/metrics", timeout=10).text
         assert 'tocsin_dead_letters_total{stage="control"} 1.0' in metrics
+
+
+BAD_RECORDS = {
+    "publish": "control",
+    "idempotency": "idempotency",
+    "actions.incident": "sink:incidents",
+    "actions.webhook": "sink:deliveries:WEBHOOK",
+    "actions.push": "sink:deliveries:PUSH",
+    "actions.email": "sink:deliveries:EMAIL",
+    "traces": "sink:traces",
+}
+
+
+def test_a_malformed_record_on_every_topic_is_dead_lettered_and_the_partition_goes_on(
+    stack_factory: Callable[..., Stack],
+) -> None:
+    """Bytes that are not a record, on each topic an agent consumes (one partition each): each goes
+    to the dead-letter topic with its stage and reason, and an event published after them is
+    decided, makes its incident and leaves its trace (every partition moved past the bad record)."""
+    stack = stack_factory(partitions=1).start()
+    prefix = stack.env["TOCSIN_TOPIC_PREFIX"]
+    bootstrap = stack.env["TOCSIN_KAFKA_BOOTSTRAP"]
+    with stack.client() as client:
+        assert client.post("/workflow_topics", json={"key": "quake", "name_en": "quake"}).status_code == 201
+        book = client.post("/operation_books", json={"name": "b", "incident_title_template": "{event.name}"})
+        workflow = client.post(
+            "/workflows",
+            json={
+                "name": "w",
+                "topic": "quake",
+                "mode": "ACTUAL",
+                "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]}],
+            },
+        )
+        assert workflow.status_code == 201, workflow.text
+
+        async def produce() -> None:
+            producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+            await producer.start()
+            try:
+                for name in BAD_RECORDS:
+                    await producer.send_and_wait(f"{prefix}{name}", b"\xff not a record", key=b"k", partition=0)
+            finally:
+                await producer.stop()
+
+        run_coro_sync(produce)
+        r = client.post(
+            "/workflow_topics/quake/publish",
+            json={"status": "ACTUAL", "data": {}, "event": {"id": "after-bad", "name": "after"}},
+        )
+        assert r.status_code == 202, r.text
+        event_id = r.json()["id"]
+
+        def done() -> bool:
+            trace = client.get(f"/events/{event_id}")
+            incidents = client.get("/incidents").json()["items"]
+            return trace.status_code == 200 and any(i["server_event_id"] == event_id for i in incidents)
+
+        wait_for(done, 120, "the event after the bad records to make its incident and trace", 0.5)
+
+        async def dead_letters() -> list[dict[str, object]]:
+            consumer = AIOKafkaConsumer(
+                f"{prefix}dead-letter", bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None
+            )
+            await consumer.start()
+            try:
+                found: list[dict[str, object]] = []
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and len(found) < len(BAD_RECORDS):
+                    batch = await consumer.getmany(timeout_ms=1000)
+                    found += [json.loads(r.value) for records in batch.values() for r in records]
+                return found
+            finally:
+                await consumer.stop()
+
+        letters = run_coro_sync(dead_letters)
+        stages = sorted(str(d["stage"]) for d in letters)
+        assert stages == sorted(BAD_RECORDS.values()), stages
+        assert all("undecodable" in str(d["reason"]) for d in letters), letters

@@ -32,7 +32,7 @@ class FakeConsumer:
         self._unacked_messages: set[Any] = set()
 
     def assignment(self) -> set[Any]:
-        return set()
+        return {self.tp}
 
 
 def _guard(now: list[float]) -> CommitGuard:
@@ -136,3 +136,18 @@ def test_a_record_still_being_processed_is_not_fetched_again(monkeypatch: Any) -
         now[0] = step * STALL_SECONDS
         assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
     assert sent == []
+
+
+def test_a_partition_no_longer_assigned_is_left_to_its_new_owner(monkeypatch: Any) -> None:
+    import app.faust_patches as patches
+
+    sent: list[int] = []
+    monkeypatch.setattr(patches.asyncio, "ensure_future", lambda coro: sent.append(1) or coro.close())
+    now = [0.0]
+    guard = _guard(now)
+    consumer = FakeConsumer(committed=100, acked=[101])
+    consumer.assignment = lambda: set()  # type: ignore[method-assign]
+    for step in range(3):
+        now[0] = step * STALL_SECONDS
+        assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
+    assert sent == [] and guard.stalled == {}
