@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from app import logfmt, metrics
@@ -44,7 +45,7 @@ from app.records import decode, encode
 from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
-from streams.progress import Admit, PartitionProgress
+from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
 from streams.resources import resources
 from streams.workflow import WorkflowOutputs, episode_key, run_workflows
 from tables.codecs import StoredControl, UnreadableValue, dump_control, is_progress_key, load_control
@@ -337,15 +338,7 @@ def _stored_progress() -> int | None:
     return read_progress(control_states)
 
 
-async def skip_record(event: Any, reason: str) -> None:
-    """A record that fails alone (streams/batches.py): to the dead-letter topic with the reason,
-    and the partition's progress past it, so the records after it are processed."""
-    await send_dead_letter("control", event, reason)
-    progress.start_batch(generation())
-    use_event(event)
-    if progress.admit(event, _stored_progress) is Admit.APPLY:
-        await write_values(control_states, progress.markers())
-        progress.batch_written()
+skip_record = partial(dead_letter_and_pass, "control", progress, control_states)
 
 
 async def read_state(event: Any, key: bytes) -> StoredControl | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+from functools import partial
 from typing import Any
 
 from app.faust_app import app, idempotency_topic, publish_topic, settings, traces_topic
@@ -22,7 +23,7 @@ from app.records import decode, encode
 from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
-from streams.progress import Admit, PartitionProgress
+from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
 from streams.workflow import accepted_step, trace_record
 from tables.codecs import StoredKey, UnreadableValue, dump_key, is_progress_key, load_key
 from tables.control import (
@@ -96,15 +97,7 @@ def _stored_progress() -> int | None:
     return read_progress(idempotency_keys)
 
 
-async def skip_record(event: Any, reason: str) -> None:
-    """A record that fails alone (streams/batches.py): to the dead-letter topic with the reason,
-    and the partition's progress past it, so the records after it are processed."""
-    await send_dead_letter("idempotency", event, reason)
-    progress.start_batch(generation())
-    use_event(event)
-    if progress.admit(event, _stored_progress) is Admit.APPLY:
-        await write_values(idempotency_keys, progress.markers())
-        progress.batch_written()
+skip_record = partial(dead_letter_and_pass, "idempotency", progress, idempotency_keys)
 
 
 async def read_key(event: Any, key: bytes) -> StoredKey | None:

@@ -31,7 +31,9 @@ from enum import Enum
 from typing import Any
 
 from app import metrics
+from streams.dead_letter import send_dead_letter
 from tables.codecs import PROGRESS_KEY, dump_progress
+from tables.control import generation, read_progress, use_event, write_values
 
 log = logging.getLogger(__name__)
 
@@ -168,3 +170,14 @@ class PartitionProgress:
         """The partition left this worker (a seek found it unassigned)."""
         self.holes.pop(partition, None)
         self.next.pop(partition, None)
+
+
+async def dead_letter_and_pass(stage: str, progress: PartitionProgress, table: Any, event: Any, reason: str) -> None:
+    """A record that fails alone (streams/batches.py): to the dead-letter topic with the reason,
+    and the partition's progress past it in ``table``, so the records after it are processed."""
+    await send_dead_letter(stage, event, reason)
+    progress.start_batch(generation())
+    use_event(event)
+    if progress.admit(event, lambda: read_progress(table)) is Admit.APPLY:
+        await write_values(table, progress.markers())
+        progress.batch_written()

@@ -6,8 +6,6 @@ dead-letter topic with the reason, and every other organization's event around i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
@@ -18,22 +16,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from app.domain.publish import state_key
 from app.kafka_local import run_coro_sync
 from tests.support.scaling import decision_lines
-from tests.support.stack import ROOT, Stack, wait_for
+from tests.support.stack import Stack, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
-
-
-def _second_org(stack: Stack) -> dict[str, str]:
-    out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other org"],
-        cwd=ROOT,
-        env=stack.env,
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    credentials: dict[str, str] = json.loads(out.stdout.decode().strip().splitlines()[-1])
-    return credentials
 
 
 def _publish(client: httpx.Client, topic: str, n: int, prefix: str) -> list[str]:
@@ -49,7 +34,7 @@ def test_a_poison_record_is_dead_lettered_and_other_organizations_events_are_dec
     stack_factory: Callable[..., Stack],
 ) -> None:
     stack = stack_factory(partitions=1).start()  # one partition: every organization shares it
-    other = _second_org(stack)
+    other = stack.new_organization("Other org")
     prefix = stack.env["TOCSIN_TOPIC_PREFIX"]
     bootstrap = stack.env["TOCSIN_KAFKA_BOOTSTRAP"]
     with (

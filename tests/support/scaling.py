@@ -182,26 +182,24 @@ def decision_lines(logs: Iterable[Path]) -> dict[str, list[str]]:
     return found
 
 
-def gap_lines(logs: Iterable[Path]) -> list[str]:
-    """Every line a worker logged about records given up as lost (never reached an agent)."""
+def _lines(logs: Iterable[Path], pattern: re.Pattern[str]) -> list[str]:
     return [
         f"{log.name}: {line}"
         for log in logs
         if log.exists()
         for line in log.read_text(errors="replace").splitlines()
-        if _GAP.search(line)
+        if pattern.search(line)
     ]
+
+
+def gap_lines(logs: Iterable[Path]) -> list[str]:
+    """Every line a worker logged about records given up as lost (never reached an agent)."""
+    return _lines(logs, _GAP)
 
 
 def refetch_lines(logs: Iterable[Path]) -> list[str]:
     """Every line a worker logged about records that came past a hole and were fetched again."""
-    return [
-        f"{log.name}: {line}"
-        for log in logs
-        if log.exists()
-        for line in log.read_text(errors="replace").splitlines()
-        if _REFETCH.search(line)
-    ]
+    return _lines(logs, _REFETCH)
 
 
 def gaps_metric(url: str) -> float:

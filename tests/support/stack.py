@@ -88,16 +88,21 @@ class Stack:
             )
 
     def bootstrap(self) -> dict[str, str]:
+        self.credentials = self.new_organization("Test org")
+        return self.credentials
+
+    def new_organization(self, name: str) -> dict[str, str]:
+        """``tocsin bootstrap --org NAME``: an organization and its owner's token (the JSON line)."""
         out = subprocess.run(
-            [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Test org"],
+            [sys.executable, "-m", "app.cli", "bootstrap", "--org", name],
             cwd=ROOT,
             env=self._env,
             capture_output=True,
             check=True,
             timeout=120,
         )
-        self.credentials = json.loads(out.stdout.decode().strip().splitlines()[-1])
-        return self.credentials
+        credentials: dict[str, str] = json.loads(out.stdout.decode().strip().splitlines()[-1])
+        return credentials
 
     def start_api(self, timeout: float = 60) -> None:
         self.api = self._spawn("api", self.var_dir / "api.log")
