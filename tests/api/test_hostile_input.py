@@ -1,0 +1,177 @@
+"""Issue 16, hostile input and isolation over HTTP against a real API process: every number a client
+sends fits the pipeline (signed 64-bit integers, finite numbers), no stored body nests deeper than the
+publish body may, and one tenant's data never widens into another's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.kafka_local import LocalKafka
+from tests.support.db import insert_incident
+from tests.support.stack import Stack
+
+pytestmark = pytest.mark.kafka
+
+ROOT = Path(__file__).resolve().parents[2]
+INT_MAX, INT_MIN = 2**63 - 1, -(2**63)  # what orjson (the worker's records) carries, signed
+TOO_BIG = INT_MAX + 1
+TOO_SMALL = INT_MIN - 1
+JSON = {"content-type": "application/json"}
+
+
+class World:
+    def __init__(self, stack: Stack, other: dict[str, str]) -> None:
+        self.stack = stack
+        self.other = other
+
+    def other_client(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=f"{self.stack.base_url}/v1/organizations/{self.other['organization_id']}",
+            headers={"Authorization": f"Bearer {self.other['access_token']}"},
+            timeout=30,
+        )
+
+
+@pytest.fixture(scope="module")
+def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    stack = Stack(tmp_path_factory.mktemp("hostile"), kafka.bootstrap)
+    stack.bootstrap()
+    out = subprocess.run(
+        [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other"],
+        cwd=ROOT,
+        env=stack.env,
+        capture_output=True,
+        check=True,
+    )
+    other = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    stack.start_api()
+    with stack.client() as c:
+        fields = [{"id": "n", "path": "n", "values": [{"value_source": "value", "type": "number", "operators": []}]}]
+        assert c.post("/workflow_topics", json={"key": "nums", "fields": fields}).status_code == 201
+    yield World(stack, other)
+    stack.stop()
+
+
+@pytest.fixture
+def owner(world: World) -> Iterator[httpx.Client]:
+    with world.stack.client() as client:
+        yield client
+
+
+def nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def _refused(r: httpx.Response, field: str | None = None) -> None:
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["code"] == "VAL-001", body
+    if field is not None:
+        assert any(f["field"] == field for f in body["details"]["fields"]), body
+
+
+# --- 1. every number a client sends is one the pipeline can carry ------------------------------------------
+
+
+@pytest.mark.parametrize("number", [TOO_BIG, TOO_SMALL, 10**40])
+def test_publish_out_of_range_integer_in_data_is_422_not_500(owner: httpx.Client, number: int) -> None:
+    r = owner.post("/workflow_topics/nums/publish", json={"status": "ACTUAL", "data": {"deep": [{"n": number}]}})
+    _refused(r, "data.deep.0.n")
+
+
+def test_publish_edges_of_the_range_are_accepted(owner: httpx.Client) -> None:
+    for number in (INT_MAX, INT_MIN):
+        r = owner.post("/workflow_topics/nums/publish", json={"status": "ACTUAL", "data": {"n": number}})
+        assert r.status_code == 202, r.text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"status": "ACTUAL", "data": {"x": 1e400}}',
+        b'{"status": "ACTUAL", "data": {}, "notification": {"data": {"k": 99999999999999999999}}}',
+        b'{"status": "ACTUAL", "data": {}, "notification": {"alert": {"options": {"time_to_live": 1e999}}}}',
+        b'{"status": "ACTUAL", "data": {}, "event_control": {"partition_key": "p", "metrics": {"m": 1e999}}}',
+    ],
+)
+def test_publish_numbers_the_records_cannot_encode_are_422(owner: httpx.Client, body: bytes) -> None:
+    r = owner.post("/workflow_topics/nums/publish", content=body, headers={"content-type": "application/json"})
+    _refused(r)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        {"field": "n", "operator": "=", "value": TOO_BIG},
+        {"field": "n", "operator": "IN", "value": [1, TOO_SMALL]},
+        {"field": "n", "operator": "BETWEEN", "value": [0, TOO_BIG]},
+        {"field": "n", "operator": ">", "value": 10**30},
+    ],
+)
+def test_workflow_filter_values_out_of_range_are_422(owner: httpx.Client, condition: dict[str, Any]) -> None:
+    book = owner.post("/operation_books", json={"name": "b", "incident_title_template": "t"}).json()["id"]
+    action = {"type": "RUN_OPERATION_BOOK", "operation_book_id": book}
+    body = {"name": "w", "topic": "nums", "mode": "ACTUAL", "actions": [action], "filter": condition}
+    _refused(owner.post("/workflows", json=body))
+
+
+def test_form_answers_and_workflow_patch_refuse_out_of_range_integers(world: World, owner: httpx.Client) -> None:
+    incident = insert_incident(world.stack)
+    _refused(owner.post(f"/incidents/{incident}/form_answers", json={"answers": {"q": [TOO_BIG]}}), "answers.q.0")
+    raw = b'{"answers": {"q": 1e400}}'
+    _refused(owner.post(f"/incidents/{incident}/form_answers", content=raw, headers=JSON), "answers.q")
+    assert owner.get(f"/incidents/{incident}/form_answers").json()["items"] == []
+    book = owner.post("/operation_books", json={"name": "b", "incident_title_template": "t"}).json()["id"]
+    action = {"type": "RUN_OPERATION_BOOK", "operation_book_id": book}
+    wf = owner.post("/workflows", json={"name": "w", "topic": "nums", "mode": "ACTUAL", "actions": [action]})
+    assert wf.status_code == 201, wf.text
+    condition = {"field": "n", "operator": "NOT IN", "value": [TOO_SMALL]}
+    _refused(owner.patch(f"/workflows/{wf.json()['id']}", json={"filter": condition}))
+    assert owner.get(f"/workflows/{wf.json()['id']}").json()["filter"] is None
+
+
+def test_unauthenticated_hostile_body_is_still_401(world: World) -> None:
+    r = httpx.post(
+        f"{world.stack.base_url}/v1/organizations/{world.stack.org}/workflow_topics",
+        json={"key": "x", "template_variables": [nested(300)]},
+    )
+    assert r.status_code == 401, r.text
+
+
+# --- 4. nested form answers break an incident for everyone ------------------------------------------------
+
+
+def test_nested_form_answers_are_refused_before_storing_and_reads_keep_working(world: World) -> None:
+    incident = insert_incident(world.stack)
+    with world.stack.client() as owner:
+        r = owner.post(f"/incidents/{incident}/form_answers", json={"answers": {"q": nested(280)}})
+        _refused(r)
+        assert "nested deeper than" in r.text
+        listed = owner.get(f"/incidents/{incident}/form_answers")
+        assert listed.status_code == 200, listed.text
+        assert listed.json()["items"] == []
+        # within the publish body's depth (32 levels inside the body's object) it is stored and read back
+        ok = owner.post(f"/incidents/{incident}/form_answers", json={"answers": {"q": nested(30)}})
+        assert ok.status_code == 201, ok.text
+        assert owner.get(f"/incidents/{incident}/form_answers").status_code == 200
+
+
+def test_nested_workflow_filter_is_refused(owner: httpx.Client) -> None:
+    book = owner.post("/operation_books", json={"name": "b", "incident_title_template": "t"}).json()["id"]
+    action = {"type": "RUN_OPERATION_BOOK", "operation_book_id": book}
+    deep: Any = {"field": "n", "operator": "=", "value": 1}
+    for _ in range(300):
+        deep = {"not": deep}
+    body = {"name": "w", "topic": "nums", "mode": "ACTUAL", "actions": [action], "filter": deep}
+    _refused(owner.post("/workflows", json=body))
