@@ -175,3 +175,116 @@ def test_nested_workflow_filter_is_refused(owner: httpx.Client) -> None:
         deep = {"not": deep}
     body = {"name": "w", "topic": "nums", "mode": "ACTUAL", "actions": [action], "filter": deep}
     _refused(owner.post("/workflows", json=body))
+
+
+# --- 3. joining a group bypasses incident visibility -------------------------------------------------------
+
+
+def _user_with(owner: httpx.Client, org: str, email: str, permissions: list[str]) -> tuple[str, str]:
+    user = owner.post("/users", json={"email": email, "display_name": email.split("@")[0]})
+    assert user.status_code == 201, user.text
+    user_id = user.json()["id"]
+    policies = [{"permission_id": p, "effect": "allow"} for p in permissions]
+    role = owner.post("/iam/roles", json={"name": f"role-{email}", "policies": policies})
+    assert role.status_code == 201, role.text
+    bindings = [{"resource": f"crn:tocsin:organizations:{org}", "role_id": role.json()["id"]}]
+    assert owner.put(f"/users/{user_id}/iam", json={"bindings": bindings}).status_code == 200
+    token = owner.post(f"/users/{user_id}/access_tokens", json={})
+    assert token.status_code == 201, token.text
+    return user_id, token.json()["access_token"]
+
+
+GROUP_EDITOR = [
+    "organization.group:get",
+    "organization.group:update",
+    "organization.incident:get",
+    "organization.incident:list",
+]
+
+
+def test_joining_a_group_an_incident_has_as_member_needs_to_see_that_incident(
+    world: World, owner: httpx.Client
+) -> None:
+    org = world.stack.org
+    editor, token = _user_with(owner, org, "joiner@example.com", GROUP_EDITOR)
+    group = owner.post("/groups", json={"name": "responders"}).json()["id"]
+    incident = insert_incident(world.stack, member_group_ids=[group])
+    with world.stack.client(token) as c:
+        assert c.get(f"/incidents/{incident}").status_code == 404, "not a member, no fullaccess"
+        r = c.patch(f"/groups/{group}", json={"member_user_ids": [editor]})
+        assert (r.status_code, r.json().get("code")) == (403, "IAM-002"), r.text
+        assert r.json()["details"]["missing_permissions"] == ["organization.incident:fullaccess"]
+        assert c.get(f"/incidents/{incident}").status_code == 404
+        assert c.get("/incidents").json()["items"] == []
+        plain = owner.post("/groups", json={"name": "plain"}).json()["id"]
+        assert c.patch(f"/groups/{plain}", json={"member_user_ids": [editor]}).status_code == 200, "no incidents"
+    # the owner (fullaccess) may add them: then the editor is a member and sees it
+    assert owner.patch(f"/groups/{group}", json={"member_user_ids": [editor]}).status_code == 200
+    with world.stack.client(token) as c:
+        assert c.get(f"/incidents/{incident}").status_code == 200
+
+
+def test_joining_a_group_an_operation_book_names_needs_to_see_its_incidents(world: World, owner: httpx.Client) -> None:
+    org = world.stack.org
+    editor, token = _user_with(owner, org, "joiner2@example.com", GROUP_EDITOR)
+    group = owner.post("/groups", json={"name": "book-responders"}).json()["id"]
+    book = owner.post(
+        "/operation_books", json={"name": "b", "incident_title_template": "t", "member_group_ids": [group]}
+    )
+    assert book.status_code == 201, book.text
+    with world.stack.client(token) as c:
+        r = c.patch(f"/groups/{group}", json={"member_user_ids": [editor]})
+        assert (r.status_code, r.json().get("code")) == (403, "IAM-002"), r.text
+        assert owner.get(f"/groups/{group}").json()["member_user_ids"] == []
+
+
+# --- 2. re-activating a stronger account ------------------------------------------------------------------
+
+
+def test_user_manager_cannot_reactivate_a_stronger_user(world: World, owner: httpx.Client) -> None:
+    org = world.stack.org
+    strong = owner.post("/users", json={"email": "dormant@example.com", "display_name": "Dormant"}).json()["id"]
+    bindings = [{"resource": f"crn:tocsin:organizations:{org}", "role_id": "owner"}]
+    assert owner.put(f"/users/{strong}/iam", json={"bindings": bindings}).status_code == 200
+    strong_token = owner.post(f"/users/{strong}/access_tokens", json={}).json()["access_token"]
+    assert owner.patch(f"/users/{strong}", json={"status": "INACTIVE"}).status_code == 200
+    manager = owner.post("/service_accounts", json={"name": "user-manager"}).json()["id"]
+    manager_bindings = [{"resource": f"crn:tocsin:organizations:{org}", "role_id": "user_manager"}]
+    assert owner.put(f"/service_accounts/{manager}/iam", json={"bindings": manager_bindings}).status_code == 200
+    token = owner.post(f"/service_accounts/{manager}/access_tokens", json={}).json()["access_token"]
+    with world.stack.client(token) as c:
+        r = c.patch(f"/users/{strong}", json={"status": "ACTIVE"})
+        assert (r.status_code, r.json().get("code")) == (403, "IAM-002"), r.text
+        assert c.patch(f"/users/{strong}", json={"display_name": "Still dormant"}).status_code == 200
+        assert c.patch(f"/users/{strong}", json={"status": "INACTIVE"}).status_code == 200, "same value"
+    with world.stack.client(strong_token) as c:
+        assert c.get("/workflow_topics").json()["code"] == "AUT-003"
+    # through a group: a stronger user who is owner by group membership only
+    via_group = owner.post("/users", json={"email": "dormant2@example.com", "display_name": "D2"}).json()["id"]
+    admins = owner.post("/groups", json={"name": "admins", "member_user_ids": [via_group]}).json()["id"]
+    assert owner.put(f"/groups/{admins}/iam", json={"bindings": bindings}).status_code == 200
+    assert owner.patch(f"/users/{via_group}", json={"status": "INACTIVE"}).status_code == 200
+    with world.stack.client(token) as c:
+        r = c.patch(f"/users/{via_group}", json={"status": "ACTIVE"})
+        assert (r.status_code, r.json().get("code")) == (403, "IAM-002"), r.text
+    assert owner.patch(f"/users/{strong}", json={"status": "ACTIVE"}).status_code == 200
+
+
+def test_reactivating_or_minting_for_an_incident_member_needs_to_see_its_incidents(
+    world: World, owner: httpx.Client
+) -> None:
+    """A dormant user who is a member of an incident the caller does not see: bringing it back
+    (reactivation, a token) shows that incident to whoever holds the token."""
+    org = world.stack.org
+    member = owner.post("/users", json={"email": "member@example.com", "display_name": "M"}).json()["id"]
+    insert_incident(world.stack, member_user_ids=[member])
+    assert owner.patch(f"/users/{member}", json={"status": "INACTIVE"}).status_code == 200
+    _manager, token = _user_with(
+        owner, org, "manager@example.com", ["organization.user:*", "organization.user.access_token:*"]
+    )
+    with world.stack.client(token) as c:
+        r = c.patch(f"/users/{member}", json={"status": "ACTIVE"})
+        assert (r.status_code, r.json().get("code")) == (403, "IAM-002"), r.text
+        minted = c.post(f"/users/{member}/access_tokens", json={})
+        assert (minted.status_code, minted.json().get("code")) == (403, "IAM-002"), minted.text
+    assert owner.patch(f"/users/{member}", json={"status": "ACTIVE"}).status_code == 200
