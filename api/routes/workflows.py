@@ -10,13 +10,14 @@ from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.limits import limits_exceeded
+from api.members import ensure_members_of
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.webhooks import mask_secret, new_secret, secret_key
-from app.domain.workflow import Action, RunOperationBook, SendWebhook, webhook_url_problem
+from app.domain.workflow import Action, RunOperationBook, SendPush, SendWebhook, webhook_url_problem
 from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
@@ -127,6 +128,13 @@ async def _checked(
         if isinstance(action, RunOperationBook):
             if await find_in_org(session, OperationBook, org_id, action.operation_book_id) is None:
                 raise _invalid(f"actions.{index}.operation_book_id", "not found")
+        elif isinstance(action, SendPush):
+            await ensure_members_of(
+                session,
+                org_id,
+                (f"actions.{index}.user_ids", action.user_ids),
+                (f"actions.{index}.group_ids", action.group_ids),
+            )
         elif isinstance(action, SendWebhook):
             problem = webhook_url_problem(action.url, allow_http=state.settings.allow_private_networks)
             if problem:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -288,3 +289,56 @@ def test_reactivating_or_minting_for_an_incident_member_needs_to_see_its_inciden
         minted = c.post(f"/users/{member}/access_tokens", json={})
         assert (minted.status_code, minted.json().get("code")) == (403, "IAM-002"), minted.text
     assert owner.patch(f"/users/{member}", json={"status": "ACTIVE"}).status_code == 200
+
+
+# --- 7. ids from elsewhere ----------------------------------------------------------------------------------
+
+
+def _foreign_ids(world: World) -> tuple[str, str]:
+    with world.other_client() as other:
+        user = other.post("/users", json={"email": f"foreign-{uuid.uuid4().hex[:8]}@example.com", "display_name": "F"})
+        assert user.status_code == 201, user.text
+        group = other.post("/groups", json={"name": f"foreign-{uuid.uuid4().hex[:8]}"})
+        assert group.status_code == 201, group.text
+        return user.json()["id"], group.json()["id"]
+
+
+def test_operation_book_members_are_the_organizations_own(world: World, owner: httpx.Client) -> None:
+    foreign_user, foreign_group = _foreign_ids(world)
+    mine = owner.post("/users", json={"email": "own@example.com", "display_name": "Own"}).json()["id"]
+    for users, groups, field in [
+        ([foreign_user], [], "member_user_ids"),
+        ([], [foreign_group], "member_group_ids"),
+        (["usr_doesnotexist"], [], "member_user_ids"),
+        ([mine], ["grp_doesnotexist"], "member_group_ids"),
+    ]:
+        body = {"name": "b", "incident_title_template": "t", "member_user_ids": users, "member_group_ids": groups}
+        r = owner.post("/operation_books", json=body)
+        _refused(r, field)
+    ok = owner.post("/operation_books", json={"name": "b", "incident_title_template": "t", "member_user_ids": [mine]})
+    assert ok.status_code == 201, ok.text
+
+
+def test_push_recipients_are_the_organizations_own(world: World, owner: httpx.Client) -> None:
+    foreign_user, foreign_group = _foreign_ids(world)
+    same_answer = []
+    for action, field in [
+        ({"user_ids": [foreign_user]}, "actions.0.user_ids"),
+        ({"user_ids": ["usr_doesnotexist"]}, "actions.0.user_ids"),
+        ({"group_ids": [foreign_group]}, "actions.0.group_ids"),
+    ]:
+        push = {"type": "SEND_PUSH_NOTIFICATION", **action}
+        body = {"name": "w", "topic": "nums", "mode": "ACTUAL", "actions": [push]}
+        r = owner.post("/workflows", json=body)
+        _refused(r, field)
+        same_answer.append(r.json()["message"].split(":")[1].strip())
+    assert same_answer[0] == same_answer[1] == "not users of this organization", same_answer
+    mine = owner.post("/groups", json={"name": f"own-{uuid.uuid4().hex[:8]}"}).json()["id"]
+    own_push = {"type": "SEND_PUSH_NOTIFICATION", "group_ids": [mine]}
+    wf = owner.post("/workflows", json={"name": "w", "topic": "nums", "mode": "ACTUAL", "actions": [own_push]})
+    assert wf.status_code == 201, wf.text
+    patched = owner.patch(
+        f"/workflows/{wf.json()['id']}",
+        json={"actions": [{"type": "SEND_PUSH_NOTIFICATION", "group_ids": [mine, foreign_group]}]},
+    )
+    _refused(patched, "actions.0.group_ids")

@@ -203,6 +203,7 @@ def test_webhooks_email_push_by_mode_with_filters(
         assert (
             c.post("/workflow_topics", json={"key": "quakes", "name_en": "Quakes", "fields": fields}).status_code == 201
         )
+        recipient = c.post("/users", json={"email": "push@example.com", "display_name": "Push"}).json()["id"]
         for mode in ("ACTUAL", "DRILL", "TEST"):
             hooks.secrets[f"/ok/{mode}"] = secret = new_secret()
             r = c.post(
@@ -220,7 +221,7 @@ def test_webhooks_email_push_by_mode_with_filters(
                             "subject": "Quake {data.quake.magnitude}",
                             "body": "{event.name}: {event.description}",
                         },
-                        {"type": "SEND_PUSH_NOTIFICATION", "user_ids": ["usr_1"]},
+                        {"type": "SEND_PUSH_NOTIFICATION", "user_ids": [recipient]},
                     ],
                 },
             )
@@ -547,6 +548,7 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
     with stack.client() as c:
         book = c.post("/operation_books", json={"name": "book", "incident_title_template": "{event.name}"})
         assert book.status_code == 201, book.text
+        recipient = c.post("/users", json={"email": "push@example.com", "display_name": "Push"}).json()["id"]
         for topic in ("calm", "storm"):
             assert c.post("/workflow_topics", json={"key": topic}).status_code == 201
             hooks.secrets[f"/ok/{topic}"] = secret = new_secret()
@@ -554,7 +556,7 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
                 {"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]},
                 _webhook(f"{base}/ok/{topic}", secret),
                 {"type": "SEND_EMAIL", "to": ["ops@example.com"], "subject": "{data.t}-{data.i}", "body": "x"},
-                {"type": "SEND_PUSH_NOTIFICATION", "user_ids": ["usr_1"]},
+                {"type": "SEND_PUSH_NOTIFICATION", "user_ids": [recipient]},
             ]
             r = c.post("/workflows", json={"name": topic, "topic": topic, "mode": "ACTUAL", "actions": actions})
             assert r.status_code == 201, r.text
