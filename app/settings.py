@@ -106,6 +106,8 @@ class Settings(BaseSettings):
     exchange_rate_per_credential: float = Field(default=50.0, gt=0)
     exchange_rate_per_client: float = Field(default=20.0, gt=0)
     exchange_burst: int = Field(default=40, ge=1)
+    # Longest subject token the exchange accepts: exp - iat and exp - now (GCP refuses over 48 h).
+    max_subject_token_lifetime_seconds: int = Field(default=24 * 3600, ge=60, le=7 * 24 * 3600)
 
     @model_validator(mode="after")
     def _refuse_placeholder_key(self) -> Settings:

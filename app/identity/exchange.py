@@ -8,6 +8,7 @@ condition clause, signature, expiry…).
 from __future__ import annotations
 
 import base64
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,8 @@ ALLOWED_ALGORITHMS = frozenset(
 )
 MAX_SUBJECT_TOKEN_BYTES = 16 * 1024
 LEEWAY_SECONDS = 30
+# Longest subject-token lifetime accepted (TOCSIN_MAX_SUBJECT_TOKEN_LIFETIME_SECONDS): GCP refuses over 48 h.
+MAX_LIFETIME_SECONDS = 24 * 3600
 
 
 _ALGORITHMS = {name: jwt.get_algorithm_by_name(name) for name in ALLOWED_ALGORITHMS}
@@ -69,10 +72,19 @@ class CredentialConfig:
     active: bool
 
 
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _segment(text: str) -> bytes:
-    if not text or any(c in text for c in "+/="):
+    """One JWS segment, strictly (RFC 7515 §2): base64url characters only, no padding, and the one
+    spelling of its bytes (a last character with stray low bits is another spelling). A lenient
+    decoder skips other characters, so one token had many accepted forms."""
+    if not _BASE64URL.fullmatch(text) or len(text) % 4 == 1:
         raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != text:
+        raise ValueError("not the canonical base64url of its bytes")
+    return raw
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:
@@ -93,15 +105,24 @@ def _number(claims: dict[str, Any], name: str, *, required: bool) -> float | Non
     return float(value)
 
 
-def check_claims(claims: dict[str, Any], cred: CredentialConfig, now: float) -> None:
-    """``exp`` required, ``nbf``/``iat`` with leeway, ``iss`` exact, ``aud`` equal or contained."""
+def check_claims(
+    claims: dict[str, Any], cred: CredentialConfig, now: float, max_lifetime: float = MAX_LIFETIME_SECONDS
+) -> None:
+    """``exp`` required, ``nbf``/``iat`` with leeway, ``iss`` exact, ``aud`` equal or contained;
+    a lifetime (``exp - iat``, and ``exp - now``) of at most ``max_lifetime`` seconds."""
     exp = _number(claims, "exp", required=True)
-    if exp is not None and exp <= now - LEEWAY_SECONDS:
+    assert exp is not None
+    if exp <= now - LEEWAY_SECONDS:
         raise invalid_token("expiry")
+    issued = None
     for name in ("nbf", "iat"):
         value = _number(claims, name, required=False)
         if value is not None and value > now + LEEWAY_SECONDS:
             raise invalid_token("not yet valid")
+        if name == "iat":
+            issued = value
+    if exp - now > max_lifetime + LEEWAY_SECONDS or (issued is not None and exp - issued > max_lifetime):
+        raise invalid_token(f"lifetime: more than {int(max_lifetime)} s")
     issuer = claims.get("iss")
     if not isinstance(issuer, str) or issuer != cred.issuer_url:
         raise invalid_token("issuer")
@@ -116,7 +137,9 @@ def check_claims(claims: dict[str, Any], cred: CredentialConfig, now: float) -> 
         raise invalid_token("missing claim: sub")
 
 
-async def verify_subject_token(token: str, cred: CredentialConfig, jwks: JwksCache) -> dict[str, Any]:
+async def verify_subject_token(
+    token: str, cred: CredentialConfig, jwks: JwksCache, max_lifetime: float = MAX_LIFETIME_SECONDS
+) -> dict[str, Any]:
     """The token's claims when every check of the credential passes; else ExchangeFailure.
 
     The JWS is parsed here (one base64/JSON pass) and its signature checked with PyJWT's
@@ -158,7 +181,7 @@ async def verify_subject_token(token: str, cred: CredentialConfig, jwks: JwksCac
         claims = _json_object(payload)
     except ValueError as exc:
         raise invalid_token("malformed") from exc
-    check_claims(claims, cred, time.time())
+    check_claims(claims, cred, time.time(), max_lifetime)
     subject = claims["sub"]
     if not subject_matches(cred.subject_filter, subject):
         raise access_denied("subject filter")

@@ -151,7 +151,9 @@ class Federation:
         if wait:
             raise RateLimited(wait)
         try:
-            claims = await verify_subject_token(token, cred, self.jwks)
+            claims = await verify_subject_token(
+                token, cred, self.jwks, self.settings.max_subject_token_lifetime_seconds
+            )
         except ExchangeFailure as failure:
             self._record(cred, "refused", failure.check, None, client)
             raise

@@ -275,6 +275,66 @@ def test_at_least_forty_bad_subject_tokens_are_each_refused_with_the_spec_error(
     assert {"subject filter", "expiry", "issuer", "audience", "signature: unknown key"} <= checks
 
 
+def _respellings(token: str) -> list[tuple[str, str]]:
+    """Other spellings of the same bytes a lenient base64 decoder accepts: characters outside
+    base64url skipped, padding added, stray low bits in the last character."""
+    out = []
+    parts = token.split(".")
+    for index, name in enumerate(("header", "payload", "signature")):
+        segment = parts[index]
+        for label, respelled in [
+            ("'!' inserted", segment[:5] + "!" + segment[5:]),
+            ("'~' appended", segment + "~"),
+            ("space inserted", segment[:3] + " " + segment[3:]),
+            ("'=' padding", segment + "=" * (-len(segment) % 4 or 4)),
+            ("'+' for '-'", segment.replace("-", "+") if "-" in segment else segment[:-1] + "+"),
+        ]:
+            out.append((f"{name}: {label}", ".".join([*parts[:index], respelled, *parts[index + 1 :]])))
+        last = segment[-1]
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        if len(segment) % 4:  # the last character carries unused low bits: flip one of them
+            other = alphabet[alphabet.index(last) ^ 1]
+            out.append(
+                (
+                    f"{name}: non-canonical last character",
+                    ".".join([*parts[:index], segment[:-1] + other, *parts[index + 1 :]]),
+                )
+            )
+    return out
+
+
+def test_subject_tokens_have_one_spelling(fed: Fed) -> None:
+    """Issue 16, item 9: the JWS segments are decoded strictly; only the token as signed passes."""
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    token = fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE})
+    accepted = [case for case, respelled in _respellings(token) if fed.exchange(cred, respelled).status_code != 401]
+    assert accepted == []
+    assert fed.exchange(cred, token).status_code == 200
+
+
+def test_subject_token_lifetime_is_capped(fed: Fed) -> None:
+    """Issue 16, item 9: exp - iat (or exp - now) over TOCSIN_MAX_SUBJECT_TOKEN_LIFETIME_SECONDS (24 h) is refused."""
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    good = {**idp.repository_workflow_claims(), "aud": AUDIENCE}
+    now = int(time.time())
+    cases = {
+        "exp 10^12": fed.issuer.mint("ci", {**good, "exp": 10**12}),
+        "25 h": fed.issuer.mint("ci", good, lifetime=25 * 3600),
+        "25 h without iat": fed.issuer.mint("ci", good, lifetime=25 * 3600, omit=("iat",)),
+        "issued 2 days ago, 1 h left": fed.issuer.mint("ci", {**good, "iat": now - 2 * 86400, "exp": now + 3600}),
+    }
+    answers = {case: fed.exchange(cred, token) for case, token in cases.items()}
+    assert {case: r.status_code for case, r in answers.items()} == dict.fromkeys(cases, 401)
+    assert all(r.json()["error"] == "invalid_token" for r in answers.values())
+    assert fed.exchange(cred, fed.issuer.mint("ci", good, lifetime=23 * 3600)).status_code == 200
+    path = f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}/exchanges"
+    wait_for(
+        lambda: any((a["failed_check"] or "").startswith("lifetime") for a in fed.owner.get(path).json()["items"]),
+        10,
+        "the exchange log to name the lifetime check",
+    )
+
+
 def test_a_false_condition_is_403_and_the_log_names_the_clause(fed: Fed) -> None:
     cred = fed.credential("ci", "repo:o/r:*", attribute_condition='repository_owner == "o" && ref == "refs/heads/prod"')
     r = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
