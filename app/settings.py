@@ -106,6 +106,13 @@ class Settings(BaseSettings):
     exchange_rate_per_credential: float = Field(default=50.0, gt=0)
     exchange_rate_per_client: float = Field(default=20.0, gt=0)
     exchange_burst: int = Field(default=40, ge=1)
+    # Exchanges refused before the subject token proved anything (malformed, bad signature, unknown
+    # key, unknown or inactive credential): per client address, this many per second in bursts of
+    # this many, then 429 for that address; logged as one row per credential, address and check
+    # per window (with a count), not a row each.
+    exchange_failure_rate_per_client: float = Field(default=0.5, gt=0)
+    exchange_failure_burst: int = Field(default=20, ge=1)
+    exchange_failure_window_seconds: float = Field(default=60.0, gt=0, le=3600)
     # Longest subject token the exchange accepts: exp - iat and exp - now (GCP refuses over 48 h).
     max_subject_token_lifetime_seconds: int = Field(default=24 * 3600, ge=60, le=7 * 24 * 3600)
 

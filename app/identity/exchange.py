@@ -37,20 +37,31 @@ _ALGORITHMS = {name: jwt.get_algorithm_by_name(name) for name in ALLOWED_ALGORIT
 class ExchangeFailure(Exception):
     """An exchange refused with the spec's status and error; ``check`` is for admins only."""
 
-    def __init__(self, status: int, error: str, description: str, check: str) -> None:
+    def __init__(self, status: int, error: str, description: str, check: str, authenticated: bool = True) -> None:
         super().__init__(description)
         self.status = status
         self.error = error
         self.description = description
         self.check = check
+        # False until the token's signature verified with the credential's issuer's key: the
+        # caller may be anyone (their failures are counted per source, not logged one by one).
+        self.authenticated = authenticated
 
 
 def invalid_request(description: str, check: str = "request") -> ExchangeFailure:
     return ExchangeFailure(400, "invalid_request", description, check)
 
 
-def invalid_token(check: str) -> ExchangeFailure:
-    return ExchangeFailure(401, "invalid_token", "the subject token is not valid for this credential", check)
+def invalid_token(check: str, *, authenticated: bool = True) -> ExchangeFailure:
+    return ExchangeFailure(
+        401, "invalid_token", "the subject token is not valid for this credential", check, authenticated
+    )
+
+
+def unauthenticated(check: str) -> ExchangeFailure:
+    """A refusal before the token proved anything: the same answer for every such failure, and
+    for a credential that does not exist or is inactive (a stranger learns nothing of the ids)."""
+    return invalid_token(check, authenticated=False)
 
 
 def access_denied(check: str) -> ExchangeFailure:
@@ -147,36 +158,36 @@ async def verify_subject_token(
     at three times the cost of the signature check itself.
     """
     if len(token) > MAX_SUBJECT_TOKEN_BYTES:
-        raise invalid_token("malformed: oversize")
+        raise unauthenticated("malformed: oversize")
     parts = token.split(".")
     if len(parts) != 3:
-        raise invalid_token("malformed")
+        raise unauthenticated("malformed")
     try:
         header = _json_object(_segment(parts[0]))
         payload = _segment(parts[1])
         signature = _segment(parts[2])
     except ValueError as exc:
-        raise invalid_token("malformed") from exc
+        raise unauthenticated("malformed") from exc
     alg = header.get("alg")
     if not isinstance(alg, str) or alg not in ALLOWED_ALGORITHMS:
-        raise invalid_token(f"algorithm {str(alg)[:20]!r} not allowed")
+        raise unauthenticated(f"algorithm {str(alg)[:20]!r} not allowed")
     if "crit" in header:
-        raise invalid_token("crit header")
+        raise unauthenticated("crit header")
     kid = header.get("kid")
     if kid is not None and not isinstance(kid, str):
-        raise invalid_token("malformed: kid")
+        raise unauthenticated("malformed: kid")
     key = await jwks.key(cred.jwks_uri, kid)
     if key is None:
-        raise invalid_token("signature: unknown key")
+        raise unauthenticated("signature: unknown key")
     if key.algorithm_name != alg and not (key.key_type == "RSA" and alg.startswith(("RS", "PS"))):
-        raise invalid_token("algorithm does not match the key")
+        raise unauthenticated("algorithm does not match the key")
     algorithm = _ALGORITHMS[alg]
     try:
         valid = algorithm.verify(f"{parts[0]}.{parts[1]}".encode(), key.key, signature)
     except (ValueError, TypeError) as exc:
-        raise invalid_token("signature") from exc
+        raise unauthenticated("signature") from exc
     if not valid:
-        raise invalid_token("signature")
+        raise unauthenticated("signature")
     try:
         claims = _json_object(payload)
     except ValueError as exc:

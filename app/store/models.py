@@ -289,6 +289,9 @@ class ExchangeAttempt(Base):
     failed_check: Mapped[str | None] = mapped_column(Text)
     subject: Mapped[str | None] = mapped_column(String(1024))
     client_address: Mapped[str | None] = mapped_column(String(64))
+    # attempts this row stands for: 1, or the failures of one source and check in a window that
+    # failed before the token proved anything (app/identity/federation.py)
+    count: Mapped[int] = mapped_column(default=1, server_default="1")
     __table_args__ = (Index("ix_exchange_attempts_at", "at"),)  # retention
 
 

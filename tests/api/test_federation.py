@@ -9,14 +9,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain.ids import new_id
 from app.kafka_local import LocalKafka
+from app.store.models import FederatedCredential
 from tests.support import oidc_issuer as idp
+from tests.support.db import in_db
 from tests.support.stack import Stack, wait_for
 
 pytestmark = pytest.mark.kafka
@@ -69,6 +74,8 @@ def fed(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "100000",
             "TOCSIN_EXCHANGE_RATE_PER_CREDENTIAL": "100000",
             "TOCSIN_EXCHANGE_BURST": "100000",
+            "TOCSIN_EXCHANGE_FAILURE_RATE_PER_CLIENT": "100000",
+            "TOCSIN_EXCHANGE_FAILURE_BURST": "100000",
         },
     )
     stack.bootstrap()
@@ -273,6 +280,8 @@ def test_at_least_forty_bad_subject_tokens_are_each_refused_with_the_spec_error(
     failed = fed.owner.get(f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}/exchanges").json()
     checks = {a["failed_check"] for a in failed["items"]}
     assert {"subject filter", "expiry", "issuer", "audience", "signature: unknown key"} <= checks
+    counted = [a for a in failed["items"] if a["failed_check"] == "malformed"]
+    assert len(counted) == 1 and counted[0]["count"] > 1, "failures before the signature: one row, a count"
 
 
 def _respellings(token: str) -> list[tuple[str, str]]:
@@ -371,14 +380,18 @@ def test_bad_exchange_requests_are_400_invalid_request(
     assert set(r.json()) == {"error", "error_description"}
 
 
-def test_unknown_and_inactive_credentials_give_the_same_400(fed: Fed) -> None:
+def test_unknown_and_inactive_credentials_are_answered_like_a_bad_token(fed: Fed) -> None:
+    """Issue 16, item 10: a stranger cannot tell which credential ids exist (before: 400 for an
+    unknown or inactive one, 401 for an existing one)."""
     cred = fed.credential("ci", "repo:o/r:*")
+    active = fed.credential("ci", "repo:o/r:*")
     path = f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}"
     assert fed.owner.patch(path, json={"status": "INACTIVE"}).status_code == 200
     token = fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE})
     inactive, unknown = fed.exchange(cred, token), fed.exchange("cred_unknown", token)
-    assert inactive.status_code == unknown.status_code == 400
-    assert inactive.json() == unknown.json()
+    garbage = fed.exchange(active, "not.a.token")
+    assert inactive.status_code == unknown.status_code == garbage.status_code == 401
+    assert inactive.json() == unknown.json() == garbage.json()
 
 
 @pytest.mark.parametrize(
@@ -468,7 +481,7 @@ def test_federated_token_stops_when_the_account_is_inactive_or_deleted(fed: Fed)
     assert fed.publish(token) == 202
     fed.owner.patch(f"/service_accounts/{sa}", json={"status": "INACTIVE"})
     assert fed.publish(token) == 401
-    assert mint().status_code == 400
+    assert mint().status_code == 401  # an inactive account's credential: answered like a bad token
     fed.owner.patch(f"/service_accounts/{sa}", json={"status": "ACTIVE"})
     assert fed.publish(token) == 202
     fed.owner.delete(f"/service_accounts/{sa}")
@@ -540,7 +553,7 @@ def test_editing_a_credential_to_widen_who_becomes_a_more_powerful_account_is_re
     stored = fed.owner.get(path).json()
     assert (stored["status"], stored["attribute_condition"]) == ("INACTIVE", 'ref == "none"')
     minted = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
-    assert minted.status_code == 400  # still INACTIVE: nobody became the owner account
+    assert minted.status_code == 401  # still INACTIVE: nobody became the owner account
     assert fed.owner.patch(path, json={"status": "ACTIVE", "attribute_condition": None}).status_code == 200
 
 
@@ -636,3 +649,52 @@ def test_a_rotated_issuer_key_is_fetched_once_and_accepted(fed: Fed) -> None:
     fed.issuer.rotate("cloud")
     assert fed.exchange(cred, fed.issuer.mint("cloud", claims)).status_code == 200
     assert fed.issuer.jwks_fetches("cloud") == before + 1
+
+
+def test_strangers_cannot_flood_the_exchange_log(stack_factory: Callable[..., Stack]) -> None:
+    """Issue 16, item 10: failures before the subject token proved anything are rate limited per
+    source (429 after the burst) and logged as one row per source and check with a count, so the
+    owner's log keeps showing real attempts; unknown and existing credential ids answer alike."""
+    stack = stack_factory(
+        extra_env={
+            "TOCSIN_EXCHANGE_FAILURE_RATE_PER_CLIENT": "0.01",
+            "TOCSIN_EXCHANGE_FAILURE_BURST": "6",
+            "TOCSIN_EXCHANGE_FAILURE_WINDOW_SECONDS": "3600",
+        }
+    )
+    stack.bootstrap()
+    stack.start_api()
+    with stack.client() as owner:
+        sa = owner.post("/service_accounts", json={"name": "ci"}).json()["id"]
+
+        async def insert(session: AsyncSession) -> str:
+            row = FederatedCredential(
+                id=new_id("cred"),
+                organization_id=stack.org,
+                service_account_id=sa,
+                display_name="ci",
+                issuer_url="https://issuer.example.com",
+                subject_filter="repo:o/r:*",
+                audience=AUDIENCE,
+                attribute_condition=None,
+                jwks_uri="https://issuer.example.com/jwks",
+                status="ACTIVE",
+                created_at=datetime.now(UTC),
+            )
+            session.add(row)
+            return row.id
+
+        cred = in_db(stack, insert)
+
+        def exchange(credential: str, token: str) -> httpx.Response:
+            data = {"grant_type": GRANT, "subject_token_type": JWT_TYPE, "subject_token": token}
+            return httpx.post(f"{stack.base_url}/auth/workload-identity/{credential}/token", data=data, timeout=10)
+
+        unknown, existing = exchange("cred_doesnotexist", "a.b.c"), exchange(cred, "a.b.c")
+        assert (unknown.status_code, unknown.json()) == (existing.status_code, existing.json())
+        assert existing.status_code == 401
+        answers = [exchange(cred, f"x{i}.y.z").status_code for i in range(10)]
+        assert answers[:4] == [401] * 4 and set(answers[4:]) == {429}, answers
+        log = owner.get(f"/service_accounts/{sa}/federated_credentials/{cred}/exchanges").json()["items"]
+        assert len(log) == 1, log
+        assert (log[0]["failed_check"], log[0]["count"], log[0]["client_address"]) == ("malformed", 5, "127.0.0.1")
