@@ -30,7 +30,6 @@ class RateLimiter:
         self._buckets[key] = (tokens, now)
         return (1.0 - tokens) / self._rate
 
-
     def peek(self, key: Hashable) -> float:
         """What :meth:`take` would answer, without taking a token: 0 when one is available."""
         now = self._clock()
