@@ -111,7 +111,8 @@ class Workflow(Base):
     __tablename__ = "workflows"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
-    topic_id: Mapped[str] = mapped_column(ForeignKey("workflow_topics.id"), index=True)
+    # null: detached, its (shared) topic deleted by the organization owning it (status INACTIVE)
+    topic_id: Mapped[str | None] = mapped_column(ForeignKey("workflow_topics.id"), index=True, nullable=True)
     name: Mapped[str] = mapped_column(String(200))
     mode: Mapped[str] = mapped_column(String(10))
     status: Mapped[str] = mapped_column(String(20), default="ACTIVE")

@@ -43,7 +43,9 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    stack = Stack(tmp_path_factory.mktemp("hostile"), kafka.bootstrap)
+    stack = Stack(
+        tmp_path_factory.mktemp("hostile"), kafka.bootstrap, extra_env={"TOCSIN_MAX_WORKFLOWS_PER_TOPIC": "3"}
+    )
     stack.bootstrap()
     out = subprocess.run(
         [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other"],
@@ -342,3 +344,53 @@ def test_push_recipients_are_the_organizations_own(world: World, owner: httpx.Cl
         json={"actions": [{"type": "SEND_PUSH_NOTIFICATION", "group_ids": [mine, foreign_group]}]},
     )
     _refused(patched, "actions.0.group_ids")
+
+
+# --- 6. tenants in shared topics --------------------------------------------------------------------------
+
+
+def _hook_workflow(client: httpx.Client, topic: str, topic_org: str, name: str) -> httpx.Response:
+    action = {"type": "SEND_WEBHOOK", "url": "https://example.com/hook"}
+    body = {"name": name, "topic": topic, "topic_organization_id": topic_org, "mode": "ACTUAL", "actions": [action]}
+    return client.post("/workflows", json=body)
+
+
+def test_a_receiver_cannot_spend_the_owners_workflow_quota(world: World, owner: httpx.Client) -> None:
+    org = world.stack.org
+    assert owner.post("/workflow_topics", json={"key": "quota", "access_scope": "public"}).status_code == 201
+    with world.other_client() as other:
+        for i in range(3):
+            assert _hook_workflow(other, "quota", org, f"theirs {i}").status_code == 201
+        refused = _hook_workflow(other, "quota", org, "theirs 4")
+        _refused(refused, "topic")
+    for i in range(3):
+        r = _hook_workflow(owner, "quota", org, f"mine {i}")
+        assert r.status_code == 201, r.text
+    _refused(_hook_workflow(owner, "quota", org, "mine 4"), "topic")
+
+
+def test_deleting_a_shared_topic_detaches_receivers_workflows(world: World, owner: httpx.Client) -> None:
+    org, other_org = world.stack.org, world.other["organization_id"]
+    assert owner.post("/workflow_topics", json={"key": "bye", "access_scope": "public"}).status_code == 201
+    with world.other_client() as other:
+        theirs = _hook_workflow(other, "bye", org, "theirs")
+        assert theirs.status_code == 201, theirs.text
+        theirs_id = theirs.json()["id"]
+        mine = _hook_workflow(owner, "bye", org, "mine").json()["id"]
+        blocked = owner.delete("/workflow_topics/bye")
+        assert blocked.status_code == 409, blocked.text
+        assert blocked.json()["details"]["workflows"] == [mine] and theirs_id not in blocked.text
+        assert owner.delete(f"/workflows/{mine}").status_code == 204
+        deleted = owner.delete("/workflow_topics/bye")
+        assert deleted.status_code == 204, deleted.text  # before: 409 for as long as the receiver kept it
+        assert owner.get("/workflow_topics/bye").status_code == 404
+        detached = other.get(f"/workflows/{theirs_id}").json()
+        assert (detached["topic_id"], detached["topic_organization_id"], detached["status"]) == (None, None, "INACTIVE")
+        entry = next(e for e in other.get("/audit_log").json()["items"] if e["target"]["id"] == theirs_id)
+        assert entry["action"] == "detach" and entry["actor"] == {"kind": "organization", "id": org}
+        assert theirs_id not in repr(owner.get("/audit_log").json()), "the owner's log names no receiver's workflow"
+        _refused(other.patch(f"/workflows/{theirs_id}", json={"status": "ACTIVE"}), "topic")
+        assert other.post("/workflow_topics", json={"key": "own-again"}).status_code == 201
+        again = other.patch(f"/workflows/{theirs_id}", json={"topic": "own-again", "status": "ACTIVE"})
+        assert again.status_code == 200, again.text
+        assert again.json()["topic_organization_id"] == other_org

@@ -471,8 +471,18 @@ def test_shared_topics_reach_receiving_organizations(
             assert r.status_code == 201, r.text
             assert r.json()["topic_organization_id"] == a_org
 
-        _publish(a, "pub", "ACTUAL", 7.0)
+        event_id = _publish(a, "pub", "ACTUAL", 7.0)
         wait_for(lambda: (hooks.on("/b/pub") and hooks.on("/c/pub")) or None, 60, "both receivers of the public topic")
+        # Each organization's trace shows its own workflows; the owner sees how many others ran, never which.
+        owner_trace = _trace(a, event_id, lambda s: "workflows" in s)
+        assert (
+            owner_trace["workflows"]["workflows"] == []
+            and owner_trace["workflows"]["other_organizations_workflows"] == 2
+        )
+        assert b_id not in repr(owner_trace) and c_id not in repr(owner_trace)
+        b_trace = _trace(b, event_id, lambda s: "workflows" in s)
+        assert [w["organization_id"] for w in b_trace["workflows"]["workflows"]] == [b_id]
+        assert "accepted" not in b_trace and c_id not in repr(b_trace)
         incidents = wait_for(lambda: b.get("/incidents").json()["items"] or None, 60, "B's incident")
         assert incidents[0]["title"] == "B: M7.0"
         assert a.get("/incidents").json()["items"] == [], "the incident belongs to the receiving organization"
