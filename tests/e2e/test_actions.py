@@ -621,3 +621,26 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
         f"(webhooks received at each kill: {killed_at}); equal sets, 0 lost, stored duplicates 0; "
         f"redelivered to receivers (same id, at-least-once): {repeats}; {time.monotonic() - started:.0f} s"
     )
+
+
+def test_an_email_subject_rendering_control_characters_is_delivered(
+    stack_factory: Callable[..., Stack], smtp: tuple[Mailbox, int]
+) -> None:
+    """Issue 16, item 8, through the worker: a subject template that renders CR, LF and other
+    control characters from ``event.name`` is delivered on one line (before: REFUSED for good)."""
+    mailbox, smtp_port = smtp
+    stack = stack_factory(extra_env={**RETRY_ENV, "TOCSIN_SMTP_PORT": str(smtp_port)}).start()
+    with stack.client() as c:
+        assert c.post("/workflow_topics", json={"key": "mail"}).status_code == 201
+        action = {"type": "SEND_EMAIL", "to": ["ops@example.com"], "subject": "[{event.name}]", "body": "{event.name}"}
+        r = c.post("/workflows", json={"name": "mail", "topic": "mail", "mode": "ACTUAL", "actions": [action]})
+        assert r.status_code == 201, r.text
+        name = "Quake\r\nBcc: victim@example.com\x00\x1b\u2028end"
+        published = c.post(
+            "/workflow_topics/mail/publish", json={"status": "ACTUAL", "data": {}, "event": {"name": name}}
+        )
+        assert published.status_code == 202, published.text
+        [mail] = wait_for(lambda: mailbox.messages or None, 60, "the e-mail")
+        assert mail["Subject"] == "[Quake Bcc: victim@example.com end]"
+        assert mail["Bcc"] is None
+        assert c.get("/dead_letters").json()["items"] == []
