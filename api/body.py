@@ -6,12 +6,20 @@ route and the publish fast path (api/fastpath.py) share them.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
 import orjson
+from fastapi import APIRouter
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import error_body
-from app.errors import BodyTooLarge, UnsupportedMediaType
+from app.domain.json_bounds import json_violations
+from app.errors import BodyTooLarge, InvalidInput, UnsupportedMediaType
 
 
 def check_json_headers(content_type: str, content_length: str | None, limit: int) -> None:
@@ -93,3 +101,45 @@ async def _refuse(send: Send, limit: int) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": BodyTooLarge.http_status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+_body_depth = 33  # the publish body's: data (TOCSIN_MAX_PUBLISH_DATA_DEPTH) one level inside the body's object
+
+
+def _bounded(endpoint: Callable[..., Awaitable[Any]], body_name: str) -> Callable[..., Awaitable[Any]]:
+    """``endpoint`` refusing, with 422 VAL-001 before it runs, a body the pipeline could not carry.
+
+    The endpoint runs after every dependency (authentication and permission checks answer
+    401/403/404 first) and after the body's model validated, and before anything is stored.
+    FastAPI reads the signature and annotations through ``__wrapped__``.
+    """
+
+    @functools.wraps(endpoint)
+    async def checked(*args: Any, **kwargs: Any) -> Any:
+        body = kwargs.get(body_name)
+        value = body.model_dump() if isinstance(body, BaseModel) else body
+        if violations := list(json_violations(value, (), _body_depth)):
+            raise InvalidInput(
+                "; ".join(f"{field}: {message}" for field, message in violations),
+                details={"fields": [{"field": f, "message": m, "type": "value_error"} for f, m in violations]},
+            )
+        return await endpoint(*args, **kwargs)
+
+    checked.__tocsin_bounded__ = True  # type: ignore[attr-defined]
+    return checked
+
+
+def bound_json_bodies(routers: Iterable[APIRouter], max_data_depth: int) -> None:
+    """Every route of ``routers`` with a JSON body checks it (app/domain/json_bounds.py): integers
+    within 64 bits, finite numbers, no deeper than a publish body (``data`` nests ``max_data_depth``
+    levels inside the body's object). Call before ``include_router``; routers already bounded stay so."""
+    global _body_depth
+    _body_depth = max_data_depth + 1
+    for router in routers:
+        for route in router.routes:
+            if not isinstance(route, APIRoute) or route.body_field is None:
+                continue
+            if getattr(route.endpoint, "__tocsin_bounded__", False):
+                continue
+            route.endpoint = _bounded(route.endpoint, route.body_field.name)
+            route.dependant.call = route.endpoint

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
-from api.body import BodyLimitMiddleware
+from api.body import BodyLimitMiddleware, bound_json_bodies
 from api.fastpath import TocsinAPI
 from api.routes import (
     accounts,
@@ -124,7 +124,7 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
     app.log_requests = settings.access_log
     app.trusted_proxies = settings.trusted_proxies
     errors.install(app)
-    for router in (
+    routers = (
         health.router,
         organization.router,
         accounts.service_accounts,
@@ -141,7 +141,10 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         workflows.router,
         incidents.router,
         deliveries.router,
-    ):
+    )
+    # 422 for numbers the pipeline cannot carry and bodies nested deeper than a publish's, before storing
+    bound_json_bodies(routers, settings.max_publish_data_depth)
+    for router in routers:
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # 413 VAL-002, chunked too

@@ -127,6 +127,16 @@ class Settings(BaseSettings):
                 ) from exc
         return value
 
+    # Exchanges refused before the subject token proved anything (malformed, bad signature, unknown
+    # key, unknown or inactive credential): per client address, this many per second in bursts of
+    # this many, then 429 for that address; logged as one row per credential, address and check
+    # per window (with a count), not a row each.
+    exchange_failure_rate_per_client: float = Field(default=0.5, gt=0)
+    exchange_failure_burst: int = Field(default=20, ge=1)
+    exchange_failure_window_seconds: float = Field(default=60.0, gt=0, le=3600)
+    # Longest subject token the exchange accepts: exp - iat and exp - now (GCP refuses over 48 h).
+    max_subject_token_lifetime_seconds: int = Field(default=24 * 3600, ge=60, le=7 * 24 * 3600)
+
     @model_validator(mode="after")
     def _refuse_public_keys(self) -> Settings:
         if self.token_signing_key is not None and self.token_signing_key_file is not None:

@@ -73,7 +73,8 @@ async def _write_traces(records: list[dict[str, Any]]) -> None:
     steps = [
         {
             "event_id": r["event_id"],
-            "organization_id": r["organization_id"],
+            # a receiving organization's workflows step is stored under that organization
+            "organization_id": s.get("organization_id") or r["organization_id"],
             "at_ms": r["at_ms"],
             "step": s["step"],
             "seq": seq,

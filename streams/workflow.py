@@ -71,9 +71,31 @@ def run_workflows(
         considered.append({"skipped": "topic no longer exists"})
     else:
         _run_topic_workflows(record, cfg, considered, out, episode_workflows)
-    steps.append({"step": "workflows", "detail": {"workflows": considered}})
+    steps.extend(workflow_steps(considered))
     out.trace = trace_record(record, steps)
     return out
+
+
+def workflow_steps(considered: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``workflows`` step of the topic's organization — its own workflows, and how many of
+    other organizations receiving the (shared) topic were considered, never which — and one
+    ``workflows@<org>`` step per receiving organization with its workflows, stored under that
+    organization (``organization_id``): each sees its own workflow ids, filters and thresholds."""
+    own: list[dict[str, Any]] = []
+    others: dict[str, list[dict[str, Any]]] = {}
+    for entry in considered:
+        other = entry.get("organization_id")
+        if other:
+            others.setdefault(str(other), []).append(entry)
+        else:
+            own.append(entry)
+    detail: dict[str, Any] = {"workflows": own}
+    if others:
+        detail["other_organizations_workflows"] = sum(len(entries) for entries in others.values())
+    steps: list[dict[str, Any]] = [{"step": "workflows", "detail": detail}]
+    for org, entries in sorted(others.items()):
+        steps.append({"step": f"workflows@{org}", "organization_id": org, "detail": {"workflows": entries}})
+    return steps
 
 
 def accepted_step(record: dict[str, Any]) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from typing import Annotated, Any, Literal, cast
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import SessionDep, StateDep, authenticate, authorize, permission_extra, require
 from api.guard import ensure_can_act_as
+from api.incident_guard import ensure_sees_incidents_of
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from app.domain import iam
@@ -138,6 +140,22 @@ async def revoke_token(
     await state.config_changed(account.organization_id, "access_token")
 
 
+async def ensure_can_become(session: AsyncSession, principal: Principal, account: Account, what: str) -> None:
+    """The act-as guard (api/guard.py) and, for a user, the sight of its incidents (api/incident_guard.py)."""
+    target = await load_principal(session, account, token_id="")
+    ensure_can_act_as(principal, target)
+    if account.kind == "user_account":
+        await ensure_sees_incidents_of(
+            session,
+            principal,
+            account.organization_id,
+            user_ids=(account.id,),
+            group_ids=target.group_ids,
+            incident_ids=target.incident_ids,
+            what=what,
+        )
+
+
 def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     """Routes for one kind of account: CRUD and access tokens."""
     router = APIRouter(prefix=f"/v1/organizations/{{org_id}}/{collection}", tags=[collection.replace("_", " ")])
@@ -210,7 +228,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         changes = cast(BaseModel, body).model_dump(exclude_unset=True)
         if changes.get("status") == "ACTIVE" and account.status != "ACTIVE":
             # reactivating brings every token and credential of the account back: act-as guard
-            ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
+            await ensure_can_become(session, principal, account, "reactivating this account")
         for field, value in changes.items():
             setattr(account, "name" if field == "display_name" else field, value)
         audit.record(session, principal, "update", kind, account.id, changes)
@@ -253,7 +271,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         principal: Annotated[Principal, Depends(require(f"{perm}.access_token:create", tokens))],
     ) -> dict[str, Any]:
         account = await get_account(session, org_id, account_id, kind)
-        ensure_can_act_as(principal, await load_principal(session, account, token_id=""))
+        await ensure_can_become(session, principal, account, "a token for this account")
         expires = utcnow() + timedelta(seconds=body.expires_in) if body.expires_in else None
         token, plain = await issue_token(session, account, name=body.name, expires_at=expires)
         audit.record(session, principal, "create", "access_token", token.id, {"account_id": account.id})

@@ -77,6 +77,10 @@ class ExchangeAttemptOut(Out):
     failed_check: str | None
     subject: str | None
     client_address: str | None
+    count: int = Field(
+        description="attempts this entry stands for: 1, or the failures of one client address and check "
+        "in a window that came before the subject token proved anything (malformed, bad signature, unknown key)"
+    )
 
 
 class TokenExchangeOut(Out):
@@ -282,6 +286,7 @@ async def list_exchanges(
                 "failed_check": a.failed_check,
                 "subject": a.subject,
                 "client_address": a.client_address,
+                "count": a.count,
             }
             for a in rows
         ],
@@ -319,10 +324,16 @@ def _oauth(description: str) -> dict[str, Any]:
     "/workload-identity/{credential_id}/token",
     response_model=TokenExchangeOut,
     responses={
-        400: _oauth("invalid_request: a missing or wrong field, a body that is not a form, an unknown credential"),
-        401: _oauth("invalid_token: the subject token is malformed, badly signed, expired or for another iss/aud"),
+        400: _oauth("invalid_request: a missing or wrong field, a body that is not a form"),
+        401: _oauth(
+            "invalid_token: the subject token is malformed, badly signed, expired or for another iss/aud; "
+            "an unknown or inactive credential is answered the same"
+        ),
         403: _oauth("access_denied: sub outside subject_filter, or a false attribute_condition"),
-        429: _oauth("temporarily_unavailable: too many exchanges; Retry-After says when to retry"),
+        429: _oauth(
+            "temporarily_unavailable: too many exchanges, or too many from this address that proved nothing; "
+            "Retry-After says when to retry"
+        ),
     },
     openapi_extra={
         "x-permission": "none (RFC 8693)",

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.guard import ensure_can_grant
+from api.incident_guard import ensure_sees_incidents_of
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page
 from app.domain import iam
@@ -74,7 +75,8 @@ async def _set_members(session: SessionDep, org_id: str, group_id: str, user_ids
 
 
 async def ensure_can_join(session: SessionDep, principal: Principal, org_id: str, group_id: str) -> None:
-    """Adding a member hands it every role bound to the group: the caller must hold them all."""
+    """Adding a member hands it every role bound to the group and the group's incident memberships:
+    the caller must hold them all and see those incidents (api/incident_guard.py)."""
     roles = await org_roles(session, org_id)
     bound = await session.scalars(
         select(RoleBinding).where(RoleBinding.subject_kind == "group", RoleBinding.subject_id == group_id)
@@ -87,6 +89,9 @@ async def ensure_can_join(session: SessionDep, principal: Principal, org_id: str
     for member in memberships.all():
         resource = iam.resource_name(org_id, "incidents", member.incident_id) + "<(/.*)?$>"
         ensure_can_grant(principal, roles, member.role_id, resource)
+    await ensure_sees_incidents_of(
+        session, principal, org_id, group_ids=(group_id,), what="adding members to this group"
+    )
 
 
 async def group_out(session: SessionDep, group: Group) -> dict[str, Any]:

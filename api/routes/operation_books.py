@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
+from api.members import ensure_members_of
 from api.models import Out, Timestamp
 from api.pages import Page, PageDep, page
 from app.domain.ids import new_id
@@ -70,6 +71,9 @@ async def create_book(
     state: StateDep,
     principal: Annotated[Principal, Depends(require("organization.operation_book:create"))],
 ) -> dict[str, Any]:
+    await ensure_members_of(
+        session, org_id, ("member_user_ids", body.member_user_ids), ("member_group_ids", body.member_group_ids)
+    )
     book = OperationBook(id=new_id("obk"), organization_id=org_id, created_at=utcnow(), **body.model_dump())
     session.add(book)
     audit.record(session, principal, "create", "operation_book", book.id, {"name": book.name})

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
@@ -23,7 +23,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
-from app.store.models import RoleBinding, Workflow, WorkflowTopic
+from app.store.models import AuditEntry, RoleBinding, Workflow, WorkflowTopic
 from app.store.results import control_view, resolve_episode_incidents
 from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
 
@@ -311,17 +311,40 @@ async def delete_topic(
     users = (
         await session.execute(select(Workflow.id, Workflow.organization_id).where(Workflow.topic_id == row.id))
     ).all()
-    if users:
-        # Only the caller's own workflows are named: another organization's ids are not its to see.
-        own = sorted(w for w, o in users if o == org_id)
+    own = sorted(w for w, o in users if o == org_id)
+    others = sorted((o, w) for w, o in users if o != org_id)
+    if own:
+        # Only the caller's own workflows block it, and only they are named.
         raise Conflict(
             "workflows still use this topic",
-            details={
-                "workflow_id": own[0] if own else None,
-                "workflows": own,
-                "other_organizations_workflows": len(users) - len(own),
-            },
+            details={"workflow_id": own[0], "workflows": own, "other_organizations_workflows": len(others)},
         )
+    if others:
+        # Workflows of organizations receiving the shared topic are theirs to keep: detached (no
+        # topic) and INACTIVE, with an entry in their organization's audit log saying why.
+        await session.execute(
+            update(Workflow).where(Workflow.id.in_([w for _o, w in others])).values(topic_id=None, status="INACTIVE")
+        )
+        for other_org, workflow_id in others:
+            session.add(
+                AuditEntry(
+                    id=new_id("aud"),
+                    organization_id=other_org,
+                    actor_kind="organization",
+                    actor_id=org_id,
+                    action="detach",
+                    target_type="workflow",
+                    target_id=workflow_id,
+                    detail={
+                        "reason": "the organization owning its shared topic deleted the topic; the workflow "
+                        "is INACTIVE until a PATCH gives it another topic",
+                        "topic_id": row.id,
+                        "topic_key": row.key,
+                    },
+                    at=utcnow(),
+                )
+            )
+        await session.flush()
     await session.delete(row)
     # Bindings on the topic's own two names go with it: a topic created later under the same key
     # is another topic and starts without them (bindings with a regex tail are left as written).
@@ -330,11 +353,20 @@ async def delete_topic(
     dropped = (await session.scalars(select(RoleBinding.id).where(*on_topic))).all()
     if dropped:
         await session.execute(delete(RoleBinding).where(*on_topic))
-    audit.record(session, principal, "delete", "workflow_topic", row.id, {"key": row.key, "bindings": len(dropped)})
+    audit.record(
+        session,
+        principal,
+        "delete",
+        "workflow_topic",
+        row.id,
+        {"key": row.key, "detached_workflows": len(others), "bindings": len(dropped)},
+    )
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
     if dropped:
         await state.config_changed(org_id, "bindings")
+    for other_org in sorted({o for o, _w in others}):
+        await state.config_changed(other_org, "workflow")
 
 
 class TopicPatch(_Strict):

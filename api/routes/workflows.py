@@ -10,13 +10,14 @@ from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.limits import limits_exceeded
+from api.members import ensure_members_of
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.webhooks import mask_secret, new_secret, secret_key
-from app.domain.workflow import Action, RunOperationBook, SendWebhook, webhook_url_problem
+from app.domain.workflow import Action, RunOperationBook, SendPush, SendWebhook, webhook_url_problem
 from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
@@ -55,8 +56,11 @@ class WorkflowOut(Out):
     id: str
     organization_id: str
     name: str
-    topic_id: str
-    topic_organization_id: str
+    topic_id: str | None = Field(
+        description="null: detached, the organization owning the shared topic deleted it (the workflow is INACTIVE; "
+        "a PATCH giving a topic attaches it again)"
+    )
+    topic_organization_id: str | None
     mode: Literal["ACTUAL", "DRILL", "TEST"]
     status: Literal["ACTIVE", "INACTIVE"]
     filter: dict[str, Any] | None
@@ -78,7 +82,7 @@ def workflow_out(wf: Workflow, topic_organization_id: str | None = None) -> dict
         "organization_id": wf.organization_id,
         "name": wf.name,
         "topic_id": wf.topic_id,
-        "topic_organization_id": topic_organization_id or wf.organization_id,
+        "topic_organization_id": None if wf.topic_id is None else topic_organization_id or wf.organization_id,
         "mode": wf.mode,
         "status": wf.status,
         "filter": wf.filter,
@@ -127,6 +131,13 @@ async def _checked(
         if isinstance(action, RunOperationBook):
             if await find_in_org(session, OperationBook, org_id, action.operation_book_id) is None:
                 raise _invalid(f"actions.{index}.operation_book_id", "not found")
+        elif isinstance(action, SendPush):
+            await ensure_members_of(
+                session,
+                org_id,
+                (f"actions.{index}.user_ids", action.user_ids),
+                (f"actions.{index}.group_ids", action.group_ids),
+            )
         elif isinstance(action, SendWebhook):
             problem = webhook_url_problem(action.url, allow_http=state.settings.allow_private_networks)
             if problem:
@@ -139,7 +150,8 @@ async def _checked(
 async def _check_counts(
     session: SessionDep, state: StateDep, org_id: str, topic_id: str, moving: str | None = None
 ) -> None:
-    """One more workflow for the organization (none when ``moving`` one to another topic) and the topic.
+    """One more workflow for the organization (none when ``moving`` one to another topic) and for
+    its workflows on the topic.
 
     422 VAL-001 when either is at its limit. Two concurrent creates may both pass: the limits
     bound growth, they are not exact quotas.
@@ -149,9 +161,11 @@ async def _check_counts(
         count = await count_workflows(session, organization_id=org_id)
         if count >= limits.workflows_per_organization:
             raise limits_exceeded([("", f"the organization has {count} workflows, the most allowed; delete one first")])
-    count = await count_workflows(session, topic_id=topic_id, excluding=moving or "")
+    # the organization's own workflows on the topic: another organization receiving a shared topic
+    # cannot spend the owner's (or another receiver's) quota
+    count = await count_workflows(session, organization_id=org_id, topic_id=topic_id, excluding=moving or "")
     if count >= limits.workflows_per_topic:
-        raise limits_exceeded([("topic", f"{count} workflows already run on this topic, the most allowed")])
+        raise limits_exceeded([("topic", f"the organization has {count} workflows on this topic, the most allowed")])
 
 
 def _secret(index: int, action: SendWebhook, previous: list[dict[str, Any]] | None) -> str:
@@ -219,6 +233,8 @@ async def update_workflow(
     """Change a workflow; any update also re-enables its webhook endpoints disabled by a 410."""
     wf = await _workflow(session, org_id, workflow_id)
     given = body.model_dump(exclude_unset=True)
+    if wf.topic_id is None and "topic" not in given:
+        raise _invalid("topic", "the workflow's topic was deleted by the organization owning it: give a topic")
     merged = WorkflowIn.model_validate(
         {
             "name": wf.name,
@@ -251,7 +267,9 @@ async def _workflow(session: SessionDep, org_id: str, workflow_id: str) -> Workf
     return wf
 
 
-async def _topic_org(session: SessionDep, wf: Workflow) -> str:
+async def _topic_org(session: SessionDep, wf: Workflow) -> str | None:
+    if wf.topic_id is None:
+        return None
     topic = await session.get(WorkflowTopic, wf.topic_id)
     return topic.organization_id if topic is not None else wf.organization_id
 
@@ -294,7 +312,7 @@ async def delete_workflow(
     principal: Annotated[Principal, Depends(require("organization.workflow:delete", "workflows/{workflow_id}"))],
 ) -> None:
     wf = await _workflow(session, org_id, workflow_id)
-    topic = await session.get(WorkflowTopic, wf.topic_id)
+    topic = await session.get(WorkflowTopic, wf.topic_id) if wf.topic_id is not None else None
     await session.delete(wf)
     audit.record(session, principal, "delete", "workflow", wf.id, {"name": wf.name})
     await session.commit()

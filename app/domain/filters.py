@@ -23,7 +23,8 @@ Choices where the spec and API.md are silent:
   ``type`` (every operator fitting the type when its list is empty); a field without entries is
   of type ``any``. A condition's value must have a type declared by an entry allowing the
   operator (type ``any`` takes every type the operator does).
-- Bounds: :data:`MAX_DEPTH`, :data:`MAX_LEAVES`, :data:`MAX_LIST_VALUES`, :data:`MAX_STRING_CHARS`.
+- Bounds: :data:`MAX_DEPTH`, :data:`MAX_LEAVES`, :data:`MAX_LIST_VALUES`, :data:`MAX_STRING_CHARS`;
+  numbers are finite and integers within the signed 64-bit range (app/domain/json_bounds.py).
 - Traces (:meth:`CompiledFilter.evaluate`): one clause per condition, in filter order, every
   condition evaluated. Where there is nothing, the key is left out rather than set to null: no
   ``actual`` when the path is absent, no ``value`` for operators without one. Sites follow the
@@ -37,6 +38,8 @@ import operator as _op
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+
+from app.domain.json_bounds import number_problem
 
 MAX_DEPTH: Final = 10
 MAX_LEAVES: Final = 100
@@ -192,6 +195,8 @@ def _scalar_problem(value: Any, kinds: frozenset[str]) -> str | None:
         return "must be a " + (" or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1])
     if isinstance(value, float) and not math.isfinite(value):
         return "must be a finite number"
+    if (problem := number_problem(value)) is not None:
+        return problem  # an integer the records (orjson, 64-bit) could not carry
     if isinstance(value, str) and len(value) > MAX_STRING_CHARS:
         return f"must be at most {MAX_STRING_CHARS} characters"
     return None

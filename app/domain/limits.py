@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from app.domain.json_bounds import json_violations, may_exceed
 from app.domain.publish import PublishRequest
 
 LIMIT_EXCEEDED = "limit_exceeded"
@@ -116,6 +117,9 @@ def publish_violations(request: PublishRequest, body: bytes, limits: PublishLimi
         notification = request.notification
         if notification is not None and notification.data is not None:
             found.extend(_tree_violations(notification.data, ("notification", "data"), limits))
+    if may_exceed(body, None):
+        # every number of the request: data, notification, event_control (app/domain/json_bounds.py)
+        found.extend(json_violations(request.model_dump(exclude_none=True)))
     return found
 
 

@@ -43,6 +43,13 @@ class RateLimiter:
     def __len__(self) -> int:
         return len(self._buckets)
 
+    def peek(self, key: Hashable) -> float:
+        """What :meth:`take` would answer, without taking a token: 0 when one is available."""
+        now = self._clock()
+        tokens, last = self._buckets.get(key, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - last) * self._rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
+
 
 def retry_after_header(seconds: float) -> str:
     return str(max(1, math.ceil(seconds)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from email.message import EmailMessage
 from typing import Any
@@ -9,6 +10,18 @@ from typing import Any
 import aiosmtplib
 
 from app.executors.base import Attempt
+
+# CR, LF and every other control character a header must not carry: C0, DEL, C1 (NEL among them)
+# and Unicode's line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def header_value(text: str) -> str:
+    """``text`` as one header line: each run of control characters (a CRLF, a tab) becomes one
+    space, and spaces at either end are dropped. A subject rendered from ``event.name`` with a newline
+    in it would otherwise make ``EmailMessage`` refuse the header, and the delivery fail for good
+    (REFUSED, replay included); long values are folded by the e-mail policy when written."""
+    return _CONTROL.sub(" ", text).strip(" ")
 
 
 class EmailExecutor:
@@ -31,12 +44,12 @@ class EmailExecutor:
     def message(self, item: dict[str, Any]) -> EmailMessage:
         content = item["content"]
         msg = EmailMessage()
-        msg["From"] = self._sender
-        msg["To"] = ", ".join(content["to"])
-        msg["Subject"] = content["subject"]
+        msg["From"] = header_value(self._sender)
+        msg["To"] = ", ".join(header_value(str(to)) for to in content["to"])
+        msg["Subject"] = header_value(str(content["subject"]))
         # The receiver dedupes on Message-ID: the effect id is stable across retries and replays.
         msg["Message-ID"] = f"<{item['effect_id']}@tocsin>"
-        msg["Tocsin-Mode"] = item["mode"]
+        msg["Tocsin-Mode"] = header_value(str(item["mode"]))
         msg.set_content(content["body"])
         return msg
 

@@ -8,6 +8,7 @@ condition clause, signature, expiry…).
 from __future__ import annotations
 
 import base64
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,8 @@ ALLOWED_ALGORITHMS = frozenset(
 )
 MAX_SUBJECT_TOKEN_BYTES = 16 * 1024
 LEEWAY_SECONDS = 30
+# Longest subject-token lifetime accepted (TOCSIN_MAX_SUBJECT_TOKEN_LIFETIME_SECONDS): GCP refuses over 48 h.
+MAX_LIFETIME_SECONDS = 24 * 3600
 
 
 _ALGORITHMS = {name: jwt.get_algorithm_by_name(name) for name in ALLOWED_ALGORITHMS}
@@ -34,20 +37,31 @@ _ALGORITHMS = {name: jwt.get_algorithm_by_name(name) for name in ALLOWED_ALGORIT
 class ExchangeFailure(Exception):
     """An exchange refused with the spec's status and error; ``check`` is for admins only."""
 
-    def __init__(self, status: int, error: str, description: str, check: str) -> None:
+    def __init__(self, status: int, error: str, description: str, check: str, authenticated: bool = True) -> None:
         super().__init__(description)
         self.status = status
         self.error = error
         self.description = description
         self.check = check
+        # False until the token's signature verified with the credential's issuer's key: the
+        # caller may be anyone (their failures are counted per source, not logged one by one).
+        self.authenticated = authenticated
 
 
 def invalid_request(description: str, check: str = "request") -> ExchangeFailure:
     return ExchangeFailure(400, "invalid_request", description, check)
 
 
-def invalid_token(check: str) -> ExchangeFailure:
-    return ExchangeFailure(401, "invalid_token", "the subject token is not valid for this credential", check)
+def invalid_token(check: str, *, authenticated: bool = True) -> ExchangeFailure:
+    return ExchangeFailure(
+        401, "invalid_token", "the subject token is not valid for this credential", check, authenticated
+    )
+
+
+def unauthenticated(check: str) -> ExchangeFailure:
+    """A refusal before the token proved anything: the same answer for every such failure, and
+    for a credential that does not exist or is inactive (a stranger learns nothing of the ids)."""
+    return invalid_token(check, authenticated=False)
 
 
 def access_denied(check: str) -> ExchangeFailure:
@@ -69,10 +83,19 @@ class CredentialConfig:
     active: bool
 
 
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _segment(text: str) -> bytes:
-    if not text or any(c in text for c in "+/="):
+    """One JWS segment, strictly (RFC 7515 §2): base64url characters only, no padding, and the one
+    spelling of its bytes (a last character with stray low bits is another spelling). A lenient
+    decoder skips other characters, so one token had many accepted forms."""
+    if not _BASE64URL.fullmatch(text) or len(text) % 4 == 1:
         raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() != text:
+        raise ValueError("not the canonical base64url of its bytes")
+    return raw
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:
@@ -93,15 +116,24 @@ def _number(claims: dict[str, Any], name: str, *, required: bool) -> float | Non
     return float(value)
 
 
-def check_claims(claims: dict[str, Any], cred: CredentialConfig, now: float) -> None:
-    """``exp`` required, ``nbf``/``iat`` with leeway, ``iss`` exact, ``aud`` equal or contained."""
+def check_claims(
+    claims: dict[str, Any], cred: CredentialConfig, now: float, max_lifetime: float = MAX_LIFETIME_SECONDS
+) -> None:
+    """``exp`` required, ``nbf``/``iat`` with leeway, ``iss`` exact, ``aud`` equal or contained;
+    a lifetime (``exp - iat``, and ``exp - now``) of at most ``max_lifetime`` seconds."""
     exp = _number(claims, "exp", required=True)
-    if exp is not None and exp <= now - LEEWAY_SECONDS:
+    assert exp is not None
+    if exp <= now - LEEWAY_SECONDS:
         raise invalid_token("expiry")
+    issued = None
     for name in ("nbf", "iat"):
         value = _number(claims, name, required=False)
         if value is not None and value > now + LEEWAY_SECONDS:
             raise invalid_token("not yet valid")
+        if name == "iat":
+            issued = value
+    if exp - now > max_lifetime + LEEWAY_SECONDS or (issued is not None and exp - issued > max_lifetime):
+        raise invalid_token(f"lifetime: more than {int(max_lifetime)} s")
     issuer = claims.get("iss")
     if not isinstance(issuer, str) or issuer != cred.issuer_url:
         raise invalid_token("issuer")
@@ -116,7 +148,9 @@ def check_claims(claims: dict[str, Any], cred: CredentialConfig, now: float) -> 
         raise invalid_token("missing claim: sub")
 
 
-async def verify_subject_token(token: str, cred: CredentialConfig, jwks: JwksCache) -> dict[str, Any]:
+async def verify_subject_token(
+    token: str, cred: CredentialConfig, jwks: JwksCache, max_lifetime: float = MAX_LIFETIME_SECONDS
+) -> dict[str, Any]:
     """The token's claims when every check of the credential passes; else ExchangeFailure.
 
     The JWS is parsed here (one base64/JSON pass) and its signature checked with PyJWT's
@@ -124,41 +158,41 @@ async def verify_subject_token(token: str, cred: CredentialConfig, jwks: JwksCac
     at three times the cost of the signature check itself.
     """
     if len(token) > MAX_SUBJECT_TOKEN_BYTES:
-        raise invalid_token("malformed: oversize")
+        raise unauthenticated("malformed: oversize")
     parts = token.split(".")
     if len(parts) != 3:
-        raise invalid_token("malformed")
+        raise unauthenticated("malformed")
     try:
         header = _json_object(_segment(parts[0]))
         payload = _segment(parts[1])
         signature = _segment(parts[2])
     except ValueError as exc:
-        raise invalid_token("malformed") from exc
+        raise unauthenticated("malformed") from exc
     alg = header.get("alg")
     if not isinstance(alg, str) or alg not in ALLOWED_ALGORITHMS:
-        raise invalid_token(f"algorithm {str(alg)[:20]!r} not allowed")
+        raise unauthenticated(f"algorithm {str(alg)[:20]!r} not allowed")
     if "crit" in header:
-        raise invalid_token("crit header")
+        raise unauthenticated("crit header")
     kid = header.get("kid")
     if kid is not None and not isinstance(kid, str):
-        raise invalid_token("malformed: kid")
+        raise unauthenticated("malformed: kid")
     key = await jwks.key(cred.jwks_uri, kid)
     if key is None:
-        raise invalid_token("signature: unknown key")
+        raise unauthenticated("signature: unknown key")
     if key.algorithm_name != alg and not (key.key_type == "RSA" and alg.startswith(("RS", "PS"))):
-        raise invalid_token("algorithm does not match the key")
+        raise unauthenticated("algorithm does not match the key")
     algorithm = _ALGORITHMS[alg]
     try:
         valid = algorithm.verify(f"{parts[0]}.{parts[1]}".encode(), key.key, signature)
     except (ValueError, TypeError) as exc:
-        raise invalid_token("signature") from exc
+        raise unauthenticated("signature") from exc
     if not valid:
-        raise invalid_token("signature")
+        raise unauthenticated("signature")
     try:
         claims = _json_object(payload)
     except ValueError as exc:
         raise invalid_token("malformed") from exc
-    check_claims(claims, cred, time.time())
+    check_claims(claims, cred, time.time(), max_lifetime)
     subject = claims["sub"]
     if not subject_matches(cred.subject_filter, subject):
         raise access_denied("subject filter")

@@ -27,6 +27,7 @@ from app.identity.exchange import (
     CredentialConfig,
     ExchangeFailure,
     invalid_request,
+    unauthenticated,
     verify_subject_token,
 )
 from app.identity.fetch import FetchRefused, SafeFetcher
@@ -87,7 +88,14 @@ class Federation:
         self.per_credential = RateLimiter(settings.exchange_rate_per_credential, settings.exchange_burst)
         self.per_client = RateLimiter(settings.exchange_rate_per_client, settings.exchange_burst)
         self.keys = keys
+        self.failures_per_client = RateLimiter(
+            settings.exchange_failure_rate_per_client, settings.exchange_failure_burst
+        )
         self._attempts: list[tuple[str, str, float, str, str | None, str | None, str]] = []
+        # (credential, organization, client, check) -> [count, last at]: failures before the token
+        # proved anything, written as one row each per window (TOCSIN_EXCHANGE_FAILURE_WINDOW_SECONDS)
+        self._failures: dict[tuple[str, str, str, str], list[float]] = {}
+        self._window_started = time.monotonic()
 
     async def discover(self, issuer_url: str) -> str:
         """Validate the issuer by OIDC discovery; the ``jwks_uri`` to use. 422 on any failure."""
@@ -135,7 +143,7 @@ class Federation:
 
     async def exchange(self, credential_id: str, form: dict[str, str], client: str) -> dict[str, Any]:
         """The spec's token response, or ExchangeFailure / RateLimited."""
-        wait = self.per_client.take(client)
+        wait = self.per_client.take(client) or self.failures_per_client.peek(client)
         if wait:
             raise RateLimited(wait)
         if form.get("grant_type") != GRANT_TYPE:
@@ -147,14 +155,24 @@ class Federation:
             raise invalid_request("subject_token is required")
         cred = await self.credential(credential_id)
         if cred is None or not cred.active:
-            raise invalid_request("unknown or inactive credential", check="credential")
+            # answered like a token that proves nothing: a stranger cannot tell which ids exist
+            self.failures_per_client.take(client)
+            if cred is not None:
+                self._count_failure(cred, "credential inactive", client)
+            raise unauthenticated("credential")
         wait = self.per_credential.take(cred.id)
         if wait:
             raise RateLimited(wait)
         try:
-            claims = await verify_subject_token(token, cred, self.jwks)
+            claims = await verify_subject_token(
+                token, cred, self.jwks, self.settings.max_subject_token_lifetime_seconds
+            )
         except ExchangeFailure as failure:
-            self._record(cred, "refused", failure.check, None, client)
+            if failure.authenticated:
+                self._record(cred, "refused", failure.check, None, client)
+            else:
+                self.failures_per_client.take(client)
+                self._count_failure(cred, failure.check, client)
             raise
         self._record(cred, "issued", None, str(claims.get("sub")), client)
         access_token = federated_tokens.mint(
@@ -178,8 +196,29 @@ class Federation:
         if len(self._attempts) < 10_000:
             self._attempts.append((cred.id, cred.organization_id, time.time(), outcome, check, subject, client))
 
-    async def flush_attempts(self) -> None:
-        if not self._attempts:
+    def _count_failure(self, cred: CredentialConfig, check: str, client: str) -> None:
+        """One more failure of ``client`` at ``check`` on ``cred`` in the current window. Memory is
+        bounded: past 10,000 keys, further sources of a credential and check share one row (``*``)."""
+        key = (cred.id, cred.organization_id, client, check)
+        if key not in self._failures and len(self._failures) >= 10_000:
+            key = (cred.id, cred.organization_id, "*", check)
+        entry = self._failures.setdefault(key, [0.0, 0.0])
+        entry[0] += 1
+        entry[1] = time.time()
+
+    async def flush_attempts(self, *, whole_window: bool = True) -> None:
+        """Write the attempts kept in memory. The counted failures go out when their window is
+        over, or whenever ``whole_window`` (a reader of the log, shutdown) asks for everything."""
+        counted: list[tuple[str, str, float, str, str | None, str | None, str, int]] = []
+        window = self.settings.exchange_failure_window_seconds
+        if self._failures and (whole_window or time.monotonic() - self._window_started >= window):
+            failures, self._failures = self._failures, {}
+            self._window_started = time.monotonic()
+            counted = [
+                (cred_id, org_id, at, "refused", check, None, client, int(count))
+                for (cred_id, org_id, client, check), (count, at) in failures.items()
+            ]
+        if not self._attempts and not counted:
             return
         batch, self._attempts = self._attempts, []
         rows = [
@@ -192,8 +231,9 @@ class Federation:
                 failed_check=check,
                 subject=subject,
                 client_address=client,
+                count=count,
             )
-            for cred_id, org_id, at, outcome, check, subject, client in batch
+            for cred_id, org_id, at, outcome, check, subject, client, count in [*((*a, 1) for a in batch), *counted]
         ]
         try:
             async with self.sessions.begin() as session:
@@ -204,4 +244,4 @@ class Federation:
     async def run_flusher(self, every: float = 1.0) -> None:
         while True:
             await asyncio.sleep(every)
-            await self.flush_attempts()
+            await self.flush_attempts(whole_window=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -16,6 +17,7 @@ from app.store.models import (
     AccessToken,
     Account,
     CustomRole,
+    Group,
     GroupMember,
     IncidentMember,
     Organization,
@@ -201,3 +203,28 @@ async def load_principal(session: AsyncSession, account: Account, token_id: str)
         group_ids=group_ids,
         incident_ids=frozenset(incident_ids),
     )
+
+
+async def unknown_members(
+    session: AsyncSession, org_id: str, user_ids: Iterable[str], group_ids: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """The ids among ``user_ids`` / ``group_ids`` that are not users / groups of ``org_id``: ids
+    that do not exist and ids of another organization alike (the answer does not tell them apart)."""
+    users, groups = set(user_ids), set(group_ids)
+    found_users: set[str] = set()
+    found_groups: set[str] = set()
+    if users:
+        found_users = set(
+            (
+                await session.scalars(
+                    select(Account.id).where(
+                        Account.id.in_(users), Account.organization_id == org_id, Account.kind == "user_account"
+                    )
+                )
+            ).all()
+        )
+    if groups:
+        found_groups = set(
+            (await session.scalars(select(Group.id).where(Group.id.in_(groups), Group.organization_id == org_id))).all()
+        )
+    return sorted(users - found_users), sorted(groups - found_groups)

@@ -111,7 +111,8 @@ class Workflow(Base):
     __tablename__ = "workflows"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
-    topic_id: Mapped[str] = mapped_column(ForeignKey("workflow_topics.id"), index=True)
+    # null: detached, its (shared) topic deleted by the organization owning it (status INACTIVE)
+    topic_id: Mapped[str | None] = mapped_column(ForeignKey("workflow_topics.id"), index=True, nullable=True)
     name: Mapped[str] = mapped_column(String(200))
     mode: Mapped[str] = mapped_column(String(10))
     status: Mapped[str] = mapped_column(String(20), default="ACTIVE")
@@ -289,6 +290,9 @@ class ExchangeAttempt(Base):
     failed_check: Mapped[str | None] = mapped_column(Text)
     subject: Mapped[str | None] = mapped_column(String(1024))
     client_address: Mapped[str | None] = mapped_column(String(64))
+    # attempts this row stands for: 1, or the failures of one source and check in a window that
+    # failed before the token proved anything (app/identity/federation.py)
+    count: Mapped[int] = mapped_column(default=1, server_default="1")
     __table_args__ = (Index("ix_exchange_attempts_at", "at"),)  # retention
 
 

@@ -37,7 +37,7 @@ async def find_in_org(session: AsyncSession, model: type[Any], org_id: str, obj_
 async def count_workflows(
     session: AsyncSession, *, organization_id: str | None = None, topic_id: str | None = None, excluding: str = ""
 ) -> int:
-    """How many workflows an organization has, or run on a topic (any organization's), but ``excluding``."""
+    """How many workflows an organization has (on a topic, with ``topic_id``), but ``excluding``."""
     query = select(func.count()).select_from(Workflow).where(Workflow.id != excluding)
     if organization_id is not None:
         query = query.where(Workflow.organization_id == organization_id)

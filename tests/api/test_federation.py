@@ -12,14 +12,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain.ids import new_id
 from app.kafka_local import LocalKafka
+from app.store.models import FederatedCredential
 from tests.support import oidc_issuer as idp
+from tests.support.db import in_db
 from tests.support.stack import Stack, wait_for
 
 pytestmark = pytest.mark.kafka
@@ -72,6 +77,8 @@ def fed(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             "TOCSIN_EXCHANGE_RATE_PER_CLIENT": "100000",
             "TOCSIN_EXCHANGE_RATE_PER_CREDENTIAL": "100000",
             "TOCSIN_EXCHANGE_BURST": "100000",
+            "TOCSIN_EXCHANGE_FAILURE_RATE_PER_CLIENT": "100000",
+            "TOCSIN_EXCHANGE_FAILURE_BURST": "100000",
         },
     )
     stack.bootstrap()
@@ -276,6 +283,68 @@ def test_at_least_forty_bad_subject_tokens_are_each_refused_with_the_spec_error(
     failed = fed.owner.get(f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}/exchanges").json()
     checks = {a["failed_check"] for a in failed["items"]}
     assert {"subject filter", "expiry", "issuer", "audience", "signature: unknown key"} <= checks
+    counted = [a for a in failed["items"] if a["failed_check"] == "malformed"]
+    assert len(counted) == 1 and counted[0]["count"] > 1, "failures before the signature: one row, a count"
+
+
+def _respellings(token: str) -> list[tuple[str, str]]:
+    """Other spellings of the same bytes a lenient base64 decoder accepts: characters outside
+    base64url skipped, padding added, stray low bits in the last character."""
+    out = []
+    parts = token.split(".")
+    for index, name in enumerate(("header", "payload", "signature")):
+        segment = parts[index]
+        for label, respelled in [
+            ("'!' inserted", segment[:5] + "!" + segment[5:]),
+            ("'~' appended", segment + "~"),
+            ("space inserted", segment[:3] + " " + segment[3:]),
+            ("'=' padding", segment + "=" * (-len(segment) % 4 or 4)),
+            ("'+' for '-'", segment.replace("-", "+") if "-" in segment else segment[:-1] + "+"),
+        ]:
+            out.append((f"{name}: {label}", ".".join([*parts[:index], respelled, *parts[index + 1 :]])))
+        last = segment[-1]
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        if len(segment) % 4:  # the last character carries unused low bits: flip one of them
+            other = alphabet[alphabet.index(last) ^ 1]
+            out.append(
+                (
+                    f"{name}: non-canonical last character",
+                    ".".join([*parts[:index], segment[:-1] + other, *parts[index + 1 :]]),
+                )
+            )
+    return out
+
+
+def test_subject_tokens_have_one_spelling(fed: Fed) -> None:
+    """Issue 16, item 9: the JWS segments are decoded strictly; only the token as signed passes."""
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    token = fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE})
+    accepted = [case for case, respelled in _respellings(token) if fed.exchange(cred, respelled).status_code != 401]
+    assert accepted == []
+    assert fed.exchange(cred, token).status_code == 200
+
+
+def test_subject_token_lifetime_is_capped(fed: Fed) -> None:
+    """Issue 16, item 9: exp - iat (or exp - now) over TOCSIN_MAX_SUBJECT_TOKEN_LIFETIME_SECONDS (24 h) is refused."""
+    cred = fed.credential("ci", "repo:o/r:ref:refs/heads/main")
+    good = {**idp.repository_workflow_claims(), "aud": AUDIENCE}
+    now = int(time.time())
+    cases = {
+        "exp 10^12": fed.issuer.mint("ci", {**good, "exp": 10**12}),
+        "25 h": fed.issuer.mint("ci", good, lifetime=25 * 3600),
+        "25 h without iat": fed.issuer.mint("ci", good, lifetime=25 * 3600, omit=("iat",)),
+        "issued 2 days ago, 1 h left": fed.issuer.mint("ci", {**good, "iat": now - 2 * 86400, "exp": now + 3600}),
+    }
+    answers = {case: fed.exchange(cred, token) for case, token in cases.items()}
+    assert {case: r.status_code for case, r in answers.items()} == dict.fromkeys(cases, 401)
+    assert all(r.json()["error"] == "invalid_token" for r in answers.values())
+    assert fed.exchange(cred, fed.issuer.mint("ci", good, lifetime=23 * 3600)).status_code == 200
+    path = f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}/exchanges"
+    wait_for(
+        lambda: any((a["failed_check"] or "").startswith("lifetime") for a in fed.owner.get(path).json()["items"]),
+        10,
+        "the exchange log to name the lifetime check",
+    )
 
 
 def test_a_false_condition_is_403_and_the_log_names_the_clause(fed: Fed) -> None:
@@ -314,14 +383,18 @@ def test_bad_exchange_requests_are_400_invalid_request(
     assert set(r.json()) == {"error", "error_description"}
 
 
-def test_unknown_and_inactive_credentials_give_the_same_400(fed: Fed) -> None:
+def test_unknown_and_inactive_credentials_are_answered_like_a_bad_token(fed: Fed) -> None:
+    """Issue 16, item 10: a stranger cannot tell which credential ids exist (before: 400 for an
+    unknown or inactive one, 401 for an existing one)."""
     cred = fed.credential("ci", "repo:o/r:*")
+    active = fed.credential("ci", "repo:o/r:*")
     path = f"/service_accounts/{fed.publisher_sa}/federated_credentials/{cred}"
     assert fed.owner.patch(path, json={"status": "INACTIVE"}).status_code == 200
     token = fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE})
     inactive, unknown = fed.exchange(cred, token), fed.exchange("cred_unknown", token)
-    assert inactive.status_code == unknown.status_code == 400
-    assert inactive.json() == unknown.json()
+    garbage = fed.exchange(active, "not.a.token")
+    assert inactive.status_code == unknown.status_code == garbage.status_code == 401
+    assert inactive.json() == unknown.json() == garbage.json()
 
 
 @pytest.mark.parametrize(
@@ -411,7 +484,7 @@ def test_federated_token_stops_when_the_account_is_inactive_or_deleted(fed: Fed)
     assert fed.publish(token) == 202
     fed.owner.patch(f"/service_accounts/{sa}", json={"status": "INACTIVE"})
     assert fed.publish(token) == 401
-    assert mint().status_code == 400
+    assert mint().status_code == 401  # an inactive account's credential: answered like a bad token
     fed.owner.patch(f"/service_accounts/{sa}", json={"status": "ACTIVE"})
     assert fed.publish(token) == 202
     fed.owner.delete(f"/service_accounts/{sa}")
@@ -483,7 +556,7 @@ def test_editing_a_credential_to_widen_who_becomes_a_more_powerful_account_is_re
     stored = fed.owner.get(path).json()
     assert (stored["status"], stored["attribute_condition"]) == ("INACTIVE", 'ref == "none"')
     minted = fed.exchange(cred, fed.issuer.mint("ci", {**idp.repository_workflow_claims(), "aud": AUDIENCE}))
-    assert minted.status_code == 400  # still INACTIVE: nobody became the owner account
+    assert minted.status_code == 401  # still INACTIVE: nobody became the owner account
     assert fed.owner.patch(path, json={"status": "ACTIVE", "attribute_condition": None}).status_code == 200
 
 
@@ -714,3 +787,52 @@ def test_the_signing_key_is_created_once_kept_across_restarts_and_rotated_withou
         assert publish(before_restart) == 401, "the previous key dropped: its tokens are refused"
     finally:
         stack.stop()
+
+
+def test_strangers_cannot_flood_the_exchange_log(stack_factory: Callable[..., Stack]) -> None:
+    """Issue 16, item 10: failures before the subject token proved anything are rate limited per
+    source (429 after the burst) and logged as one row per source and check with a count, so the
+    owner's log keeps showing real attempts; unknown and existing credential ids answer alike."""
+    stack = stack_factory(
+        extra_env={
+            "TOCSIN_EXCHANGE_FAILURE_RATE_PER_CLIENT": "0.01",
+            "TOCSIN_EXCHANGE_FAILURE_BURST": "6",
+            "TOCSIN_EXCHANGE_FAILURE_WINDOW_SECONDS": "3600",
+        }
+    )
+    stack.bootstrap()
+    stack.start_api()
+    with stack.client() as owner:
+        sa = owner.post("/service_accounts", json={"name": "ci"}).json()["id"]
+
+        async def insert(session: AsyncSession) -> str:
+            row = FederatedCredential(
+                id=new_id("cred"),
+                organization_id=stack.org,
+                service_account_id=sa,
+                display_name="ci",
+                issuer_url="https://issuer.example.com",
+                subject_filter="repo:o/r:*",
+                audience=AUDIENCE,
+                attribute_condition=None,
+                jwks_uri="https://issuer.example.com/jwks",
+                status="ACTIVE",
+                created_at=datetime.now(UTC),
+            )
+            session.add(row)
+            return row.id
+
+        cred = in_db(stack, insert)
+
+        def exchange(credential: str, token: str) -> httpx.Response:
+            data = {"grant_type": GRANT, "subject_token_type": JWT_TYPE, "subject_token": token}
+            return httpx.post(f"{stack.base_url}/auth/workload-identity/{credential}/token", data=data, timeout=10)
+
+        unknown, existing = exchange("cred_doesnotexist", "a.b.c"), exchange(cred, "a.b.c")
+        assert (unknown.status_code, unknown.json()) == (existing.status_code, existing.json())
+        assert existing.status_code == 401
+        answers = [exchange(cred, f"x{i}.y.z").status_code for i in range(10)]
+        assert answers[:4] == [401] * 4 and set(answers[4:]) == {429}, answers
+        log = owner.get(f"/service_accounts/{sa}/federated_credentials/{cred}/exchanges").json()["items"]
+        assert len(log) == 1, log
+        assert (log[0]["failed_check"], log[0]["count"], log[0]["client_address"]) == ("malformed", 5, "127.0.0.1")

@@ -246,7 +246,7 @@ def test_workflows_per_topic_and_per_organization(client: httpx.Client) -> None:
     assert [r.status_code for r in created] == [201, 201]
     on_full_topic = client.post("/workflows", json=_workflow("quake"))
     _refused(on_full_topic, "topic")
-    assert "workflows already run on this topic" in on_full_topic.json()["message"]
+    assert "workflows on this topic, the most allowed" in on_full_topic.json()["message"]
     third = client.post("/workflows", json=_workflow("second"))
     assert third.status_code == 201, third.text
     # moving a workflow onto a full topic is refused like creating one there

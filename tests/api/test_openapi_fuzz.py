@@ -2,7 +2,9 @@
 
 Every operation is called with the bootstrap owner's token, on seeded resources (so path
 parameters name real objects; an unknown one is a documented 404). Valid and invalid
-requests (coverage and fuzzing phases, positive and negative data). Checked on every answer:
+requests (coverage and fuzzing phases, positive and negative data), half of the JSON bodies with
+one value replaced by an integer beyond 64 bits or JSON nested deeper than a publish body may
+(:data:`HOSTILE`). Checked on every answer:
 no 5xx, the status is one the operation documents, the body matches the documented schema
 (content type included), and an invalid request is refused — 422 VAL-001, or 400
 invalid_request on the token exchange; a body over the size cap is a 413 and a request
@@ -25,6 +27,7 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
+from hypothesis import strategies as st
 from schemathesis.engine import Status, events
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -153,7 +156,9 @@ def _seed(stack: Stack) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("openapi-fuzz"), kafka.bootstrap)
+    # the fuzzer is one client address sending many bad subject tokens: not a stranger to slow down
+    failures = {"TOCSIN_EXCHANGE_FAILURE_RATE_PER_CLIENT": "100000", "TOCSIN_EXCHANGE_FAILURE_BURST": "100000"}
+    stack = Stack(tmp_path_factory.mktemp("openapi-fuzz"), kafka.bootstrap, extra_env=failures)
     stack.bootstrap()
     stack.start_api()
     yield stack
@@ -194,10 +199,75 @@ def _config(stack: Stack, ids: dict[str, str], seed: int) -> schemathesis.Config
     )
 
 
+def _nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = {"n": value}
+    return value
+
+
+# Values no stored or forwarded body may carry (issue 16): integers beyond signed 64 bits (orjson,
+# the records' encoder, refuses them) and nesting deeper than a publish body may.
+HOSTILE: list[Any] = [2**63, -(2**63) - 1, 10**40, [2**64], _nested(40), [_nested(300)]]
+
+
+def _json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _json_paths(inner, (*prefix, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _json_paths(inner, (*prefix, index))
+
+
+def _put(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _put(value[head], rest, new)}
+    return [*value[:head], _put(value[head], rest, new), *value[head + 1 :]]
+
+
+HOSTILE_SENT: list[int] = [0]  # how many hostile bodies the run drew (the hook must have run)
+
+
+def _hostile(body: Any, path: tuple[Any, ...], value: Any, add: bool) -> Any:
+    HOSTILE_SENT[0] += 1
+    if add:  # a new key in an object: free-form objects (publish data, form answers, filters) take it
+        return _put(body, path, {**_at(body, path), "hostile": value})
+    return _put(body, path, value)
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def hostile_bodies(context: Any, body: Any) -> st.SearchStrategy[Any]:
+    """Half of the JSON bodies as generated, half with one of :data:`HOSTILE` put somewhere: in
+    place of a value (the whole body included) or as a new key of an object. Every stored body
+    meets them."""
+    if not isinstance(body, dict | list):
+        return st.just(body)
+    paths = list(_json_paths(body))
+    objects = [p for p in paths if isinstance(_at(body, p), dict)] or paths
+    replaced = st.builds(lambda p, v: _hostile(body, p, v, False), st.sampled_from(paths), st.sampled_from(HOSTILE))
+    added = st.builds(
+        lambda p, v: _hostile(body, p, v, isinstance(_at(body, p), dict)),
+        st.sampled_from(objects),
+        st.sampled_from(HOSTILE),
+    )
+    return st.one_of(st.just(body), replaced, added, added)
+
+
 def test_every_operation_keeps_its_documented_contract(api: Stack, capsys: pytest.CaptureFixture[str]) -> None:
     ids = _seed(api)
     seed = int(os.environ.get("TOCSIN_FUZZ_SEED") or random.getrandbits(64))
     schema = schemathesis.openapi.from_url(f"{api.base_url}/openapi.json", config=_config(api, ids, seed))
+    schema.hook("flatmap_body")(hostile_bodies)
     documented = {f"{method.upper()} {path}" for path, item in schema.raw_schema["paths"].items() for method in item}
 
     started = time.monotonic()
@@ -247,3 +317,4 @@ def test_every_operation_keeps_its_documented_contract(api: Stack, capsys: pytes
     assert not errors, report
     assert not not_covered, f"operations never answered: {not_covered}"
     assert requests >= 2 * len(documented)
+    assert HOSTILE_SENT[0] >= len(documented) // 2, f"only {HOSTILE_SENT[0]} hostile bodies were drawn"

@@ -203,6 +203,7 @@ def test_webhooks_email_push_by_mode_with_filters(
         assert (
             c.post("/workflow_topics", json={"key": "quakes", "name_en": "Quakes", "fields": fields}).status_code == 201
         )
+        recipient = c.post("/users", json={"email": "push@example.com", "display_name": "Push"}).json()["id"]
         for mode in ("ACTUAL", "DRILL", "TEST"):
             hooks.secrets[f"/ok/{mode}"] = secret = new_secret()
             r = c.post(
@@ -220,7 +221,7 @@ def test_webhooks_email_push_by_mode_with_filters(
                             "subject": "Quake {data.quake.magnitude}",
                             "body": "{event.name}: {event.description}",
                         },
-                        {"type": "SEND_PUSH_NOTIFICATION", "user_ids": ["usr_1"]},
+                        {"type": "SEND_PUSH_NOTIFICATION", "user_ids": [recipient]},
                     ],
                 },
             )
@@ -470,8 +471,18 @@ def test_shared_topics_reach_receiving_organizations(
             assert r.status_code == 201, r.text
             assert r.json()["topic_organization_id"] == a_org
 
-        _publish(a, "pub", "ACTUAL", 7.0)
+        event_id = _publish(a, "pub", "ACTUAL", 7.0)
         wait_for(lambda: (hooks.on("/b/pub") and hooks.on("/c/pub")) or None, 60, "both receivers of the public topic")
+        # Each organization's trace shows its own workflows; the owner sees how many others ran, never which.
+        owner_trace = _trace(a, event_id, lambda s: "workflows" in s)
+        assert (
+            owner_trace["workflows"]["workflows"] == []
+            and owner_trace["workflows"]["other_organizations_workflows"] == 2
+        )
+        assert b_id not in repr(owner_trace) and c_id not in repr(owner_trace)
+        b_trace = _trace(b, event_id, lambda s: "workflows" in s)
+        assert [w["organization_id"] for w in b_trace["workflows"]["workflows"]] == [b_id]
+        assert "accepted" not in b_trace and c_id not in repr(b_trace)
         incidents = wait_for(lambda: b.get("/incidents").json()["items"] or None, 60, "B's incident")
         assert incidents[0]["title"] == "B: M7.0"
         assert a.get("/incidents").json()["items"] == [], "the incident belongs to the receiving organization"
@@ -547,6 +558,7 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
     with stack.client() as c:
         book = c.post("/operation_books", json={"name": "book", "incident_title_template": "{event.name}"})
         assert book.status_code == 201, book.text
+        recipient = c.post("/users", json={"email": "push@example.com", "display_name": "Push"}).json()["id"]
         for topic in ("calm", "storm"):
             assert c.post("/workflow_topics", json={"key": topic}).status_code == 201
             hooks.secrets[f"/ok/{topic}"] = secret = new_secret()
@@ -554,7 +566,7 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
                 {"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]},
                 _webhook(f"{base}/ok/{topic}", secret),
                 {"type": "SEND_EMAIL", "to": ["ops@example.com"], "subject": "{data.t}-{data.i}", "body": "x"},
-                {"type": "SEND_PUSH_NOTIFICATION", "user_ids": ["usr_1"]},
+                {"type": "SEND_PUSH_NOTIFICATION", "user_ids": [recipient]},
             ]
             r = c.post("/workflows", json={"name": topic, "topic": topic, "mode": "ACTUAL", "actions": actions})
             assert r.status_code == 201, r.text
@@ -609,3 +621,26 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
         f"(webhooks received at each kill: {killed_at}); equal sets, 0 lost, stored duplicates 0; "
         f"redelivered to receivers (same id, at-least-once): {repeats}; {time.monotonic() - started:.0f} s"
     )
+
+
+def test_an_email_subject_rendering_control_characters_is_delivered(
+    stack_factory: Callable[..., Stack], smtp: tuple[Mailbox, int]
+) -> None:
+    """Issue 16, item 8, through the worker: a subject template that renders CR, LF and other
+    control characters from ``event.name`` is delivered on one line (before: REFUSED for good)."""
+    mailbox, smtp_port = smtp
+    stack = stack_factory(extra_env={**RETRY_ENV, "TOCSIN_SMTP_PORT": str(smtp_port)}).start()
+    with stack.client() as c:
+        assert c.post("/workflow_topics", json={"key": "mail"}).status_code == 201
+        action = {"type": "SEND_EMAIL", "to": ["ops@example.com"], "subject": "[{event.name}]", "body": "{event.name}"}
+        r = c.post("/workflows", json={"name": "mail", "topic": "mail", "mode": "ACTUAL", "actions": [action]})
+        assert r.status_code == 201, r.text
+        name = "Quake\r\nBcc: victim@example.com\x00\x1b\u2028end"
+        published = c.post(
+            "/workflow_topics/mail/publish", json={"status": "ACTUAL", "data": {}, "event": {"name": name}}
+        )
+        assert published.status_code == 202, published.text
+        [mail] = wait_for(lambda: mailbox.messages or None, 60, "the e-mail")
+        assert mail["Subject"] == "[Quake Bcc: victim@example.com end]"
+        assert mail["Bcc"] is None
+        assert c.get("/dead_letters").json()["items"] == []

@@ -18,17 +18,20 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from app import records
 from app.domain import iam
 from app.domain.federation import InvalidCredential, compile_condition, subject_matches, validate_subject_filter
 from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
+from app.domain.json_bounds import json_violations
 from app.domain.limits import PublishLimits, publish_violations
 from app.domain.notification import NotificationObject
-from app.domain.publish import PublishRequest
+from app.domain.publish import PublishRequest, publish_record
 from app.domain.workflow import render_template
 from tests.support.bounds import bounded
 
@@ -230,12 +233,17 @@ PUBLISH_PATHS = list(_paths(PUBLISH_SEED, []))
 @st.composite
 def publish_bodies(draw: st.DrawFn) -> bytes:
     """Raw bodies: the seed with one subtree replaced by arbitrary JSON, random JSON, or bytes."""
-    kind = draw(st.sampled_from(("mutated", "json", "bytes", "deep")))
+    kind = draw(st.sampled_from(("mutated", "json", "bytes", "deep", "number")))
     if kind == "mutated":
         body = _replace_somewhere(PUBLISH_SEED, draw(st.sampled_from(PUBLISH_PATHS)), draw(JSON))
         return json.dumps(body, allow_nan=True).encode()
     if kind == "json":
         return json.dumps(draw(JSON), allow_nan=True).encode()
+    if kind == "number":  # a number out of the records' range (64-bit integers, finite doubles) somewhere
+        huge = draw(st.sampled_from([2**63, -(2**63) - 1, 2**64, 10**40, -(10**400)]))
+        text = draw(st.sampled_from([str(huge), "1e400", "-1e999", "1" + "0" * 400 + ".5"]))
+        body = _replace_somewhere(PUBLISH_SEED, draw(st.sampled_from(PUBLISH_PATHS)), "__N__")
+        return json.dumps(body).replace('"__N__"', text).encode()
     if kind == "deep":
         depth = draw(st.integers(1, 3000))
         return b'{"status":"ACTUAL","data":' + b"[" * depth + b"]" * depth + b"}"
@@ -247,15 +255,42 @@ def publish_bodies(draw: st.DrawFn) -> bytes:
 @example(b'{"status":"ACTUAL","data":{}}')
 @example(b'{"status":"ACTUAL","data":' + b'{"a":' * 5000 + b"1" + b"}" * 5001)
 @example(b"\xff\xfe")
+@example(b'{"status":"ACTUAL","data":{"n":9223372036854775808}}')
+@example(b'{"status":"ACTUAL","data":{},"notification":{"data":{"n":[-9223372036854775809]}}}')
+@example(b'{"status":"ACTUAL","data":{"x":1e400}}')
 def test_publish_bodies_parse_or_refuse_and_limits_are_bounded(body: bytes) -> None:
     request = accepts_or_refuses(lambda: PublishRequest.model_validate_json(body), ValidationError, what=body[:60])
     if request is not None:
         with bounded(body[:60]):
-            for violation in publish_violations(request, body, SMALL) + publish_violations(
-                request, body, PublishLimits()
-            ):
+            found = publish_violations(request, body, PublishLimits())
+            for violation in publish_violations(request, body, SMALL) + found:
                 path, message = violation
                 assert isinstance(path, str) and message
+        if not found:  # accepted: the ingress's record encodes (orjson refuses integers beyond 64 bits)
+            record = publish_record(event_id="evt_1", org_id=ORG, topic_id="wtp_1", request=request, accepted_ms=1)
+            assert records.decode(records.encode(record))["data"] == request.data
+
+
+@FUZZ
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        max_leaves=40,
+    )
+)
+@example([2**63])
+@example({"a": -(2**63) - 1})
+@example(float("inf"))
+@example([[[[[[1]]]]]])
+def test_every_stored_body_the_bounds_accept_encodes_for_the_pipeline(value: Any) -> None:
+    """The shared validator (app/domain/json_bounds.py) of every stored and forwarded body: what it
+    accepts orjson encodes and decodes to an equal value; what it refuses names where."""
+    found = list(json_violations(value, (), max_depth=5))
+    if not found:
+        assert orjson.loads(orjson.dumps(value)) == value
+    for path, message in found:
+        assert isinstance(path, str) and message
 
 
 @FUZZ
@@ -288,6 +323,8 @@ FILTER_SEED = {
 )
 @example({"all": [{"any": [{"all": []}]}] * 50}, {})
 @example({"not": {"not": {"not": {}}}}, None)
+@example({"field": "mag", "operator": "IN", "value": [1, 2**63]}, {})
+@example({"field": "mag", "operator": ">=", "value": -(2**63) - 1}, {})
 def test_filters_validate_or_refuse_and_compiled_ones_evaluate(node: Any, data: Any) -> None:
     with bounded(node):
         errors = validate_filter(node, FIELDS)
@@ -296,6 +333,7 @@ def test_filters_validate_or_refuse_and_compiled_ones_evaluate(node: Any, data: 
         with pytest.raises(InvalidFilter):
             compile_filter(node, FIELDS)
         return
+    assert orjson.loads(orjson.dumps(node)) == node, "an accepted filter is stored and traced by orjson"
     compiled = compile_filter(node, FIELDS)
     with bounded((node, data)):
         matched_fast = compiled.matches(data)
