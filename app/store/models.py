@@ -26,6 +26,13 @@ class UTCDateTime(TypeDecorator[datetime]):
     impl = DateTime(timezone=True)
     cache_ok = True
 
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        # SQLite keeps an aware value's wall time and drops its offset; read back as UTC, a value
+        # written with another offset would move by that offset. Every value is stored in UTC.
+        if value is not None and value.tzinfo is not None:
+            return value.astimezone(UTC)
+        return value
+
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is not None and value.tzinfo is None:
             return value.replace(tzinfo=UTC)

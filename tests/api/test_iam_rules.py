@@ -443,6 +443,9 @@ def test_audit_log_records_changes_without_secrets(api: Stack, owner: httpx.Clie
     assert token not in str(entries) and api.credentials["access_token"] not in str(entries)
 
 
+TOKEN_CACHE_SECONDS = 1.0  # how long an API replica keeps a token it resolved (TOCSIN_AUTH_CACHE_SECONDS)
+
+
 def test_revoked_token_is_rejected_on_every_replica_within_a_second(
     api: Stack, owner: httpx.Client, kafka: LocalKafka
 ) -> None:
@@ -455,16 +458,25 @@ def test_revoked_token_is_rejected_on_every_replica_within_a_second(
         token_id = owner.get(f"/service_accounts/{sa_id}/access_tokens").json()["items"][0]["id"]
         with second.client(token) as other_replica:
             assert other_replica.get("/workflow_topics").status_code == 200  # now cached on that replica
+            cached_by = time.monotonic()  # the replica's cache entry is at most this old
             assert owner.delete(f"/service_accounts/{sa_id}/access_tokens/{token_id}").status_code == 204
             revoked_at = time.monotonic()
-            wait_for(
-                lambda: other_replica.get("/workflow_topics").status_code == 401,
-                5,
-                "the other replica to reject",
-                interval=0.02,
-            )
-            elapsed = time.monotonic() - revoked_at
-        assert elapsed < 1.0, f"the other replica accepted the revoked token for {elapsed:.2f}s"
+            answers: list[tuple[float, int]] = []  # (when the request was sent, its status)
+
+            def rejected() -> bool:
+                sent = time.monotonic()
+                answers.append((sent, other_replica.get("/workflow_topics").status_code))
+                return answers[-1][1] == 401 and sent >= cached_by + TOKEN_CACHE_SECONDS
+
+            wait_for(rejected, 10, "the other replica to reject, after its cache's second", interval=0.02)
+        # What the cache allows is measured from when the entry was cached, by when each request
+        # was sent (not by when a loaded machine answered it): every request sent after the
+        # cache's second is refused; before it, either answer is allowed.
+        late = [(round(t - cached_by, 3), status) for t, status in answers if t >= cached_by + TOKEN_CACHE_SECONDS]
+        assert {status for _, status in late} == {401}, f"accepted after the cache's second: {late}"
+        assert {status for _, status in answers} <= {200, 401}, answers
+        accepted_for = max((t - revoked_at for t, status in answers if status == 200), default=0.0)
+        print(f"\nrevoked token accepted by the other replica up to {accepted_for:.2f}s after the revoke")
     finally:
         second.stop()
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes
@@ -27,6 +28,8 @@ from standardwebhooks.webhooks import Webhook
 from app.domain.webhooks import new_secret
 from app.kafka_local import free_port
 from app.smtp_sink import SinkController
+from tests.support.effects import listen, timeline_entries
+from tests.support.scaling import decision_lines
 from tests.support.stack import ROOT, Stack, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -453,6 +456,7 @@ def test_shared_topics_reach_receiving_organizations(
             )  # …nor subscribes
 
         book = b.post("/operation_books", json={"name": "b", "incident_title_template": "B: {event.name}"}).json()
+        workflow_ids: dict[str, str] = {}
         for path, client, topic in (("/b/pub", b, "pub"), ("/b/club", b, "club"), ("/c/pub", c_org, "pub")):
             hooks.secrets[path] = secret = new_secret()
             actions: list[dict[str, Any]] = [_webhook(base + path, secret)]
@@ -470,6 +474,7 @@ def test_shared_topics_reach_receiving_organizations(
             )
             assert r.status_code == 201, r.text
             assert r.json()["topic_organization_id"] == a_org
+            workflow_ids[path] = r.json()["id"]
 
         event_id = _publish(a, "pub", "ACTUAL", 7.0)
         wait_for(lambda: (hooks.on("/b/pub") and hooks.on("/c/pub")) or None, 60, "both receivers of the public topic")
@@ -498,10 +503,27 @@ def test_shared_topics_reach_receiving_organizations(
             },
         )
         assert r.status_code == 202, r.text
-        wait_for(lambda: len(hooks.on("/c/pub")) == 2 or None, 60, "C's second delivery")
-        _publish(a, "club", "ACTUAL", 1.0)
-        wait_for(lambda: hooks.on("/b/club") or None, 60, "B's restricted delivery")
-        assert len(hooks.on("/b/pub")) == 1 and all(r.verified for r in hooks.requests)
+        to_c = r.json()["id"]
+        # The publisher's trace says which receivers' workflows ran: C's, not B's…
+        considered = {
+            w["workflow_id"]: w for w in _trace(a, to_c, lambda s: "workflows" in s)["workflows"]["workflows"]
+        }
+        not_b = considered[workflow_ids["/b/pub"]]
+        assert (not_b["shared"]["result"], not_b["actions"]) == (False, []), not_b
+        assert [x["outcome"] for x in considered[workflow_ids["/c/pub"]]["actions"]] == ["requested"]
+        # …and once C's delivery is stored (its trace, in C's organization), B's receiver and trace
+        # hold nothing of this event: every delivery the event asked for has been made.
+        delivered = _trace(c_org, to_c, lambda s: any(k.startswith("delivery:") for k in s))
+        assert [v["outcome"] for k, v in delivered.items() if k.startswith("delivery:")] == ["DELIVERED"]
+        assert [h.body["event"]["name"] for h in hooks.on("/c/pub") if h.body["event_id"] == to_c] == ["to C"]
+        assert [h for h in hooks.on("/b/pub") if h.body["event_id"] == to_c] == [], "B received a publish to C"
+        assert b.get(f"/events/{to_c}").status_code == 404, "B's workflow took part in a publish to C"
+        club = _publish(a, "club", "ACTUAL", 1.0)
+        _trace(b, club, lambda s: any(k.startswith("delivery:") for k in s))
+        assert [h.body["event_id"] for h in hooks.on("/b/club")] == [club]
+        assert c_org.get(f"/events/{club}").status_code == 404, "C took part in a topic restricted to B"
+        assert len(hooks.on("/b/pub")) == 1 and len(hooks.on("/c/pub")) == 2
+        assert all(r.verified for r in hooks.requests)
         assert hooks.on("/never") == []
         print(f"shared topics: public reached B and C, restricted only B, target_organization_ids only C ({b_id})")
 
@@ -518,27 +540,32 @@ def _all_pages(client: httpx.Client, path: str) -> list[dict[str, Any]]:
 
 
 def _effects(
-    c: httpx.Client, hooks: Receiver, mailbox: Mailbox, topic: str
-) -> tuple[dict[str, set[str]], dict[str, int]]:
-    """What the events published to ``topic`` produced, each effect named by the event's number,
-    and how many times a receiver got the same effect (the same webhook-id or e-mail subject)."""
+    stack: Stack, c: httpx.Client, hooks: Receiver, mailbox: Mailbox, topic: str
+) -> tuple[dict[str, Counter[str]], dict[str, int]]:
+    """What the events published to ``topic`` produced, as multisets by the event's number: each
+    incident, each incident timeline entry (by kind), each distinct webhook-id received, each
+    distinct e-mail Message-ID received, each stored push. A second effect for one event shows as
+    a count of 2. Also how many deliveries repeated an effect already received (same webhook-id or
+    Message-ID: at-least-once to a receiver outside Tocsin, which dedupes by that id)."""
     prefix = f"{topic}-"
+
+    def number(text: str) -> str:
+        return text.removeprefix(prefix)
+
     incidents = [i["event_id"] for i in _all_pages(c, "/incidents") if (i["event_id"] or "").startswith(prefix)]
-    hooks_got = [h for h in hooks.requests if h.path == f"/ok/{topic}"]
-    subjects = [m["Subject"] for m in mailbox.messages if m["Subject"].startswith(prefix)]
+    entries = [(e, k) for e, k, _ in timeline_entries(stack) if (e or "").startswith(prefix)]
+    hooks_got = [h for h in hooks.on(f"/ok/{topic}")]
+    hook_ids = {(str(h.body["data"]["i"]), h.headers["webhook-id"]) for h in hooks_got}
+    mails = [(m["Subject"], m["Message-ID"]) for m in mailbox.messages if m["Subject"].startswith(prefix)]
     pushes = [p["title"] for p in _all_pages(c, "/push_notifications") if p["title"].startswith(prefix)]
     found = {
-        "incidents": {e.removeprefix(prefix) for e in incidents},
-        "webhooks": {str(h.body["data"]["i"]) for h in hooks_got},
-        "emails": {s.removeprefix(prefix) for s in subjects},
-        "pushes": {t.removeprefix(prefix) for t in pushes},
+        "incidents": Counter(number(e) for e in incidents),
+        "timeline": Counter(f"{number(e or '')}:{k}" for e, k in entries),
+        "webhooks": Counter(i for i, _ in hook_ids),
+        "emails": Counter(number(subject) for subject, _ in set(mails)),
+        "pushes": Counter(number(t) for t in pushes),
     }
-    repeats = {
-        "incidents": len(incidents) - len(found["incidents"]),
-        "webhooks": len(hooks_got) - len({h.headers["webhook-id"] for h in hooks_got}),
-        "emails": len(subjects) - len(set(subjects)),
-        "pushes": len(pushes) - len(found["pushes"]),
-    }
+    repeats = {"webhooks": len(hooks_got) - len(hook_ids), "emails": len(mails) - len(set(mails))}
     return found, repeats
 
 
@@ -586,13 +613,14 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
                 time.sleep(paced)  # a steady load over the kills, not a condition being waited for
         return refused
 
-    def complete(topic: str) -> dict[str, set[str]] | None:
-        found, _ = _effects(c, hooks, mailbox, topic)
+    def complete(topic: str) -> dict[str, Counter[str]] | None:
+        found, _ = _effects(stack, c, hooks, mailbox, topic)
         return found if all(len(v) >= total for v in found.values()) else None
 
     with stack.client() as c:
         assert publish("calm", 0) == []
-        calm = wait_for(lambda: complete("calm"), 180, "every effect of the undisturbed run")
+        wait_for(lambda: complete("calm"), 180, "every effect of the undisturbed run")
+        calm, calm_repeats = listen(lambda: _effects(stack, c, hooks, mailbox, "calm"))
 
         refused: list[list[int]] = []
         publisher = threading.Thread(target=lambda: refused.append(publish("storm", 0.04)))
@@ -607,18 +635,27 @@ def test_repeated_kill_9_gives_the_effects_of_an_undisturbed_run(
             stack.start_worker()
         publisher.join(timeout=300)
         assert not publisher.is_alive() and refused == [[]], refused
-        storm = wait_for(lambda: complete("storm"), 300, "every effect of the disturbed run")
-        _, repeats = _effects(c, hooks, mailbox, "storm")
+        wait_for(lambda: complete("storm"), 300, "every effect of the disturbed run")
+        # Complete: listen a little longer for late duplicates, then count every effect.
+        storm, repeats = listen(lambda: _effects(stack, c, hooks, mailbox, "storm"))
 
-    expected = {str(i) for i in range(total)}
-    for kind in calm:
-        assert calm[kind] == expected, (kind, sorted(expected - calm[kind])[:5])
-        assert storm[kind] == calm[kind], (kind, sorted(calm[kind] ^ storm[kind])[:5])
-    assert repeats["incidents"] == 0 and repeats["pushes"] == 0, repeats
+    # The undisturbed run: each event has exactly one of each effect, and its incident one entry.
+    once = Counter(str(i) for i in range(total))
+    assert calm == {**{k: once for k in ("incidents", "webhooks", "emails", "pushes")}, "timeline": _created(once)}
+    assert calm_repeats == {"webhooks": 0, "emails": 0}, calm_repeats
+    for kind in calm:  # the whole multiset, not the set: a second effect of one event is a 2
+        extra, missing = storm[kind] - calm[kind], calm[kind] - storm[kind]
+        assert storm[kind] == calm[kind], (kind, "second effects", sorted(extra)[:5], "missing", sorted(missing)[:5])
+    # Every decision the workers logged (a redelivered record decided again shows twice) is NOTIFY.
+    decided = decision_lines(stack.worker_logs)
+    storm_ids = {h.body["event_id"] for h in hooks.on("/ok/storm")}
+    assert len(storm_ids) == total and all(set(decided[e]) == {"NOTIFY"} for e in storm_ids)
+    decided_again = sum(1 for e in storm_ids if len(decided[e]) > 1)
     assert killed_at[0] < total, "the first kill came after the work was done"
     print(
         f"\nrepeated kill -9: {total} events x 4 effects undisturbed and with {kills} SIGKILLs "
-        f"(webhooks received at each kill: {killed_at}); equal sets, 0 lost, stored duplicates 0; "
+        f"(webhooks received at each kill: {killed_at}); equal multisets (one of each effect per event, "
+        f"one timeline entry per incident), 0 lost, 0 second effects; records decided again {decided_again}; "
         f"redelivered to receivers (same id, at-least-once): {repeats}; {time.monotonic() - started:.0f} s"
     )
 
@@ -644,3 +681,7 @@ def test_an_email_subject_rendering_control_characters_is_delivered(
         assert mail["Subject"] == "[Quake Bcc: victim@example.com end]"
         assert mail["Bcc"] is None
         assert c.get("/dead_letters").json()["items"] == []
+
+
+def _created(events: Counter[str]) -> Counter[str]:
+    return Counter({f"{e}:CREATED": n for e, n in events.items()})

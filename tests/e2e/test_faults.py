@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -16,6 +17,7 @@ import pytest
 from app.domain.tokens import generate_token
 from app.kafka_local import LocalKafka
 from app.postgres_local import LocalPostgres, find_pg_bin
+from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
@@ -90,8 +92,9 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
                 found = [i["event_id"] for i in all_incidents(client)]
                 return found if accepted <= set(found) else None
 
-            incidents = wait_for(processed, 180, "an incident for every accepted publish")
-            assert len(incidents) == len(set(incidents)), "one incident per event"
+            wait_for(processed, 180, "an incident for every accepted publish")
+            incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
+            _assert_one_effect_per_event(stack, incidents)
             late = set(incidents) - accepted
             assert late <= sent, "an incident for an event never sent"
             assert wait_for(lambda: _ready(stack.base_url) == 200, 60, "the API ready again")
@@ -166,8 +169,9 @@ def test_database_stopped_answers_503_and_writes_nothing_half(tmp_path: Path, ka
                 found = [i["event_id"] for i in all_incidents(client)]
                 return found if accepted <= set(found) else None
 
-            incidents = wait_for(processed, 180, "an incident for every accepted publish")
-            assert len(incidents) == len(set(incidents)), "one incident per event"
+            wait_for(processed, 180, "an incident for every accepted publish")
+            incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
+            _assert_one_effect_per_event(stack, incidents)
             assert stack.workers[0].poll() is None, "the worker was not restarted"
         print(
             f"\ndatabase stopped {DB_OUTAGE_SECONDS} s: {len(publisher.answers)} publishes, {len(accepted)} accepted, "
@@ -275,6 +279,18 @@ def test_a_database_that_never_answers_gives_503_not_500(tmp_path: Path, kafka: 
     assert "database unavailable: TimeoutError" in log, Stack.tail(stack.var_dir / "api.log")
     assert "unhandled error" not in log, Stack.tail(stack.var_dir / "api.log")
     print(f"\ndatabase that never answers: {', '.join(f'{k} {v.status_code}' for k, v in answers.items())}")
+
+
+def _assert_one_effect_per_event(stack: Stack, incidents: list[str]) -> None:
+    """Each published ``event.id`` (never published twice here) has one incident whose timeline is
+    its one CREATED entry, and the sink updated nothing. A second effect for an event would not
+    show as a second incident (same ``event.id`` on a BYPASS topic: a timeline update) but here."""
+    assert len(incidents) == len(set(incidents)), "one incident per event"
+    entries = entries_per_event(stack)
+    undisturbed = Counter({(e, "CREATED"): 1 for e in incidents})
+    assert entries == undisturbed, f"second effects: {sorted((entries - undisturbed).items())[:5]}"
+    totals = sink_totals(stack.worker_logs)
+    assert totals["updated"] == 0, totals
 
 
 def _aiokafka_errors(log: Path) -> int:

@@ -4,6 +4,7 @@ and one structured log line per request and per decision that never holds a toke
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Callable
 
 import httpx
@@ -11,6 +12,7 @@ import psutil
 import pytest
 
 from app.settings import Settings
+from tests.support.scaling import spec_decisions
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import setup_topic
 
@@ -44,15 +46,18 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
     with stack.client() as c:
         setup_topic(c, "levels", {"type": "METRIC", "rules": [{"metric_name": "v", "threshold": 10}]})
         ids = []
+        by_key: dict[str, list[tuple[str, float]]] = defaultdict(list)  # partition key → (event id, value)
         for i in range(n):
+            key, value = f"k{i % 4}", 20.0 if i % 2 else 1.0
             body = {
                 "status": "ACTUAL",
                 "data": {"secret": SECRET_MARK},
-                "event_control": {"partition_key": f"k{i % 4}", "metrics": {"v": 20 if i % 2 else 1}},
+                "event_control": {"partition_key": key, "metrics": {"v": value}},
             }
             r = c.post("/workflow_topics/levels/publish", json=body, headers={"X-Request-ID": f"rid-{i}"})
             assert r.status_code == 202, r.text
             ids.append(r.json()["id"])
+            by_key[key].append((ids[-1], value))
         refused = c.post("/workflow_topics/levels/publish", json={"status": "NOPE"})
         assert refused.status_code == 422
 
@@ -66,8 +71,16 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
         60,
         "a decision line for every event",
     )
-    kinds = {d for e, d in decided if e in ids}
-    assert kinds <= {"NOTIFY", "SUPPRESS", "UPDATE", "RESOLVE"} and "NOTIFY" in kinds, kinds
+    # The spec's METRIC table gives each event's decision (k1 and k3: 20, 20, …: one NOTIFY, then
+    # SUPPRESS at the held peak; k0 and k2: always below T): one line per event, that decision.
+    expected = {
+        e: d
+        for pairs in by_key.values()
+        for (e, _), d in zip(pairs, spec_decisions([v for _, v in pairs], threshold=10), strict=True)
+    }
+    assert sorted(d for e, d in decided if e in expected) == sorted(expected.values())
+    assert {e: d for e, d in decided if e in expected} == expected
+    kinds = set(expected.values())
 
     api_metrics = httpx.get(f"{api}/metrics")
     assert api_metrics.headers["content-type"].startswith("text/plain")
@@ -88,6 +101,8 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
         text = wait_for(worker_metrics, 60, "the worker's decision counters")
     except AssertionError:
         raise AssertionError(httpx.get(f"{worker}/metrics").text[-3000:]) from None
+    counted = {d: _metric(text, "tocsin_decisions_total", policy="METRIC", decision=d) for d in ("NOTIFY", "SUPPRESS")}
+    assert counted == {d: float(list(expected.values()).count(d)) for d in ("NOTIFY", "SUPPRESS")}, counted
     assert "tocsin_consumer_lag{" in text, "the lag of each assigned partition"
 
     api_log = (stack.var_dir / "api.log").read_text()

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import threading
+from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support.effects import entries_per_event, listen, sink_totals
+from tests.support.scaling import decision_lines
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents
 
@@ -73,39 +74,38 @@ def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack]
 
 
 def test_drill_publish_does_not_run_actual_workflow(stack_factory: Callable[..., Stack]) -> None:
-    stack = stack_factory().start()
+    # One partition: the incident sink takes the DRILL's actions (if any) before the ACTUAL's, so
+    # once the ACTUAL publish's incident is stored, a DRILL incident would be stored too.
+    stack = stack_factory(partitions=1).start()
     with stack.client() as client:
         setup_incident_workflow(client)
         drill = client.post("/workflow_topics/quake/publish", json={"status": "DRILL", "data": {}})
         assert drill.status_code == 202
         event_id = drill.json()["id"]
+        actual = client.post("/workflow_topics/quake/publish", json={"status": "ACTUAL", "data": {}})
+        assert actual.status_code == 202
         trace = wait_for(
             lambda: (r := client.get(f"/events/{event_id}")).status_code == 200 and r.json(), 60, "the trace"
         )
         workflows = {s["step"]: s for s in trace["steps"]}["workflows"]["workflows"]
-        assert [w["mode_matched"] for w in workflows] == [False]
-        assert all_incidents(client) == []
-
-
-_SINK_LINE = re.compile(r"sink=incidents batch=\d+ created=(\d+) updated=(\d+) duplicates=(\d+)")
-
-
-def _sink_totals(log: Path) -> tuple[int, int]:
-    created = duplicates = 0
-    for match in _SINK_LINE.finditer(log.read_text(errors="replace")):
-        created += int(match.group(1))
-        duplicates += int(match.group(3))
-    return created, duplicates
+        assert [(w["mode_matched"], w["actions"]) for w in workflows] == [(False, [])], workflows
+        [incident] = wait_for(lambda: all_incidents(client), 60, "the ACTUAL publish's incident")
+        assert incident["server_event_id"] == actual.json()["id"], "an incident of the DRILL publish"
 
 
 def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
     stack_factory: Callable[..., Stack],
 ) -> None:
+    """1000 BYPASS publishes with distinct ``event.id``s, the worker killed with SIGKILL in the
+    middle: the effects must be those of an undisturbed run, one incident per event whose
+    timeline holds its one CREATED entry. A second effect for an event (a new effect id for a
+    redelivered record) would not make a second incident (same ``event.id``: a timeline update),
+    so the timeline entries and the sink's ``updated=`` are what is counted."""
     total = 1000
     stack = stack_factory().start()
     with stack.client() as client:
         setup_incident_workflow(client)
-    sent: list[str] = []
+    sent: dict[str, str] = {}  # publisher event.id → server event id
     failures: list[str] = []
 
     def publish_all() -> None:
@@ -115,7 +115,10 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
                     "/workflow_topics/quake/publish",
                     json={"status": "ACTUAL", "data": {"i": i}, "event": {"id": f"ev-{i}", "name": f"event {i}"}},
                 )
-                (sent if r.status_code == 202 else failures).append(f"ev-{i}:{r.status_code}")
+                if r.status_code == 202:
+                    sent[f"ev-{i}"] = r.json()["id"]
+                else:
+                    failures.append(f"ev-{i}:{r.status_code}")
 
     publisher = threading.Thread(target=publish_all)
     publisher.start()
@@ -124,9 +127,9 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
         # database commit): the batch's offsets are acknowledged but, with a 1 s commit
         # interval, almost certainly not yet committed, while publishes keep arriving.
         log = stack.worker_logs[0]
-        wait_for(lambda: _sink_totals(log)[0] >= 100, 120, "the worker to store some incidents", interval=0.05)
-        stored = _sink_totals(log)[0]
-        wait_for(lambda: _sink_totals(log)[0] > stored, 60, "the next stored batch", interval=0.005)
+        wait_for(lambda: sink_totals([log])["created"] >= 100, 120, "the worker to store some incidents", interval=0.05)
+        stored = sink_totals([log])["created"]
+        wait_for(lambda: sink_totals([log])["created"] > stored, 60, "the next stored batch", interval=0.005)
         stack.kill_worker()
         killed_at = len(sent)
         stack.start_worker()
@@ -139,16 +142,30 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
             found = all_incidents(client)
             return found if len(found) >= total else None
 
-        incidents = wait_for(complete, 180, f"{total} incidents")
+        wait_for(complete, 180, f"{total} incidents")
+        # The set is complete: keep listening a little for late duplicates, then count everything.
+        incidents = listen(lambda: all_incidents(client))
         assert len(incidents) == total
         assert len({i["id"] for i in incidents}) == total
         assert sorted(i["event_id"] for i in incidents) == sorted(f"ev-{i}" for i in range(total))
 
-    _, reprocessed_dupes = _sink_totals(stack.worker_logs[-1])
-    created_first, _ = _sink_totals(stack.worker_logs[0])
+    # The whole multiset of timeline entries equals an undisturbed run's: one CREATED per event.
+    entries = entries_per_event(stack)
+    undisturbed = Counter({(f"ev-{i}", "CREATED"): 1 for i in range(total)})
+    extra = entries - undisturbed
+    assert entries == undisturbed, f"timeline entries beyond one CREATED per event: {sorted(extra.items())[:5]}"
+    totals = sink_totals(stack.worker_logs)
+    assert (totals["created"], totals["updated"]) == (total, 0), totals
+    # Every decision logged for an accepted event (twice when redelivered and decided again) is NOTIFY.
+    decided = decision_lines(stack.worker_logs)
+    assert {e: d for e in sent.values() if set(d := decided.get(e, [])) != {"NOTIFY"}} == {}
+
+    reprocessed_dupes = sink_totals(stack.worker_logs[1:])["duplicates"]
+    decided_again = sum(1 for e in sent.values() if len(decided[e]) > 1)
     print(
-        f"\nkill -9 after {killed_at} publishes accepted; first worker stored {created_first} incidents; "
-        f"records processed again after the restart and deduplicated: {reprocessed_dupes}"
+        f"\nkill -9 after {killed_at} publishes accepted; sinks: {totals}; records decided again after the "
+        f"restart: {decided_again}; their effects deduplicated by the restarted worker: {reprocessed_dupes}; "
+        f"timeline entries {sum(entries.values())} (one CREATED per event)"
     )
     assert reprocessed_dupes > 0, (
         "no record was processed twice: the kill came right after an offset commit, "

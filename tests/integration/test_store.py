@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -95,11 +95,18 @@ async def test_incident_effects_are_deduplicated_and_bypass_event_id_updates_ope
 
 
 async def test_datetimes_come_back_timezone_aware_on_every_backend(engine: AsyncEngine) -> None:
+    """A datetime comes back as the same instant, in UTC, whatever offset it was written with: not
+    merely "aware" (a value shifted by an offset, or read back in local time, is aware too)."""
+    from app.store.models import Organization
+
+    written = datetime(2026, 6, 1, 21, 30, 15, 123000, tzinfo=timezone(timedelta(hours=9)))  # 12:30:15.123Z
     sessions = sessionmaker(engine)
     async with sessions.begin() as session:
         org = await accounts.create_organization(session, "Acme")
+        org.created_at = written
     async with sessions() as session:
-        from app.store.models import Organization
-
         stored = await session.get(Organization, org.id)
-    assert stored is not None and stored.created_at.tzinfo is not None
+    assert stored is not None
+    assert stored.created_at.utcoffset() == timedelta(0), stored.created_at
+    assert stored.created_at == written
+    assert stored.created_at.replace(tzinfo=None) == datetime(2026, 6, 1, 12, 30, 15, 123000)

@@ -3,7 +3,8 @@
 ``MetricLoad`` publishes a fixed cycle of values for many partition keys at a steady pace (each
 key's publishes in order, one after the other); ``spec_decisions`` computes what the spec's
 METRIC table (ABSOLUTE rule, threshold T, exit_stable_limit L, no peak hold, no auto-resolve)
-gives for each key's accepted sequence, independently of the worker's code. ``WorkerChurn``
+gives for each key's accepted sequence, independently of the worker's code (``spec_set_decisions``
+the same for the SET rule). ``WorkerChurn``
 runs a scenario of worker joins, ``kill -9`` and restarts while the load flows, and
 ``decision_lines`` / ``gap_lines`` read what every worker (killed ones included) logged.
 """
@@ -63,6 +64,19 @@ def spec_decisions(values: Sequence[float], threshold: float = THRESHOLD, limit:
                 out.append("RESOLVE")
             else:
                 out.append("SUPPRESS")
+    return out
+
+
+def spec_set_decisions(areas: Sequence[Iterable[str]]) -> list[str]:
+    """The spec's SET rule for one partition key's ``event_control.areas``, in order (no
+    auto-resolve): an element not in the previously notified set gives NOTIFY and joins it;
+    otherwise SUPPRESS. Written here, like ``spec_decisions``, independently of the worker."""
+    notified: set[str] = set()
+    out: list[str] = []
+    for elements in areas:
+        new = set(elements) - notified
+        out.append("NOTIFY" if new else "SUPPRESS")
+        notified |= new
     return out
 
 
