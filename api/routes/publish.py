@@ -113,9 +113,10 @@ async def accept_publish(
     record = publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)
     key = state_key(org_id, ref.id, payload.status.value, partition or event_id)
     if payload.attributes is not None and payload.attributes.idempotency_key is not None:
-        # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md).
+        # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
+        # per publish status: an exercise never suppresses a real event (nor the other way round).
         record["state_key"] = key
-        idem_key = f"{org_id}/{ref.id}/{payload.attributes.idempotency_key}"
+        idem_key = f"{org_id}/{ref.id}/{payload.status.value}/{payload.attributes.idempotency_key}"
         await _produce(state, IDEMPOTENCY, idem_key.encode(), records.encode(record), accepted_ms)
     else:
         await _produce(state, PUBLISH, key.encode(), records.encode(record), accepted_ms)

@@ -176,9 +176,9 @@ def test_idempotency_key_drops_a_repeat_whatever_its_partition_key(stack_factory
     with stack.client() as client:
         setup_topic(client, "river", METRIC_PROFILE)
 
-        def send(partition_key: str, key: str) -> str:
+        def send(partition_key: str, key: str, status: str = "ACTUAL") -> str:
             body = {
-                "status": "ACTUAL",
+                "status": status,
                 "data": {},
                 "attributes": {"idempotency_key": key},
                 "event_control": {"partition_key": partition_key, "metrics": {"level": 20}},
@@ -205,6 +205,13 @@ def test_idempotency_key_drops_a_repeat_whatever_its_partition_key(stack_factory
         unseen = client.get("/workflow_topics/river/control_state", params={"partition_key": "st-2"}).json()
         assert unseen["last_decision"] is None, "the repeat must not reach the control state"
         assert len(incidents_when(client, 2)) == 2
+        # Issue 16, item 1: keys are per publish status. A TEST with a key, then the real event with
+        # the same key: the ACTUAL one is decided (before: traced as a duplicate of the TEST).
+        exercise = send("st-5", "k-3", status="TEST")
+        real = send("st-6", "k-3")
+        assert trace_of(client, exercise)["idempotency"]["outcome"] == "first"
+        assert trace_of(client, real)["idempotency"]["outcome"] == "first"
+        assert decision_of(client, real) == "NOTIFY"
 
         time.sleep(7.5)  # the retention (7.2 s of event time) must pass before the key is free again
         later = send("st-4", "k-1")
