@@ -28,7 +28,7 @@ from api.routes import (
     topics,
     workflows,
 )
-from api.state import ApiState, new_producer, record_token_use, tune_gc
+from api.state import ApiState, new_producer, new_publisher, record_token_use, tune_gc
 from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
@@ -86,6 +86,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # the topics exist: `tocsin api` waits for the broker and creates them before serving
         producer = new_producer(settings)
         await producer.start()
+        publisher = new_publisher(settings)
+        try:
+            await publisher.start()
+        except BaseException:
+            await producer.stop()
+            raise
         engine = create_engine(settings.effective_database_url)
         sessions = sessionmaker(engine)
         state = ApiState(
@@ -94,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             sessions=sessions,
             federation=Federation(settings, sessions),
             producer=producer,
+            publisher=publisher,
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
             publish_limits=RateLimiter(settings.publish_rate_per_second, settings.publish_burst),
@@ -114,6 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.gather(*state.tasks, return_exceptions=True)
             await state.federation.flush_attempts()
             await state.federation.fetcher.aclose()
+            await state.publisher.stop()
             await state.producer.stop()  # the one in use (api/state.py may have replaced the first)
             await engine.dispose()
 

@@ -15,6 +15,7 @@ from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from api.publisher import TransactionalPublisher
 from app.config_cache import TTLCache, announce_change
 from app.domain.limits import ConfigLimits, PublishLimits
 from app.domain.principal import Principal
@@ -32,8 +33,8 @@ PRODUCER_FATAL = (OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId, I
 
 
 def new_producer(settings: Settings) -> AIOKafkaProducer:
-    """The replica's producer: a 202 only once every in-sync replica has the record (acks=all),
-    no duplicates from its own retries (idempotent)."""
+    """The replica's producer of everything but publishes (config-change announcements, redeliveries):
+    acks=all, no duplicates from its own retries (idempotent), outside transactions."""
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap,
         acks="all",
@@ -42,6 +43,29 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
         request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
         retry_backoff_ms=100,
         partitioner=KeyPartitioner(),
+    )
+
+
+def new_transactional_producer(settings: Settings) -> AIOKafkaProducer:
+    """The producer of publishes (api/publisher.py): transactional (hence idempotent, acks=all)."""
+    return AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=settings.effective_transactional_id,
+        transaction_timeout_ms=int(settings.transaction_timeout_seconds * 1000),
+        linger_ms=settings.producer_linger_ms,
+        request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
+        retry_backoff_ms=100,
+        partitioner=KeyPartitioner(),
+    )
+
+
+def new_publisher(settings: Settings) -> TransactionalPublisher:
+    return TransactionalPublisher(
+        lambda: new_transactional_producer(settings),
+        timeout=settings.produce_timeout_seconds,
+        max_records=settings.publish_transaction_records,
     )
 
 
@@ -59,6 +83,7 @@ class ApiState:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     producer: AIOKafkaProducer
+    publisher: TransactionalPublisher
     principals: TTLCache[str, Principal]
     topics: TTLCache[tuple[str, str], TopicRef]
     federation: Federation
@@ -136,6 +161,10 @@ class ApiState:
             await announce_change(self.producer, self.settings, org_id, what)
         except Exception as exc:  # noqa: BLE001 - the TTL still bounds staleness
             log.warning("could not announce config change of %s (%s): %s", org_id, what, exc)
+            try:
+                await self.renew_producer_if_dead(self.producer, exc)
+            except Exception as renew_failed:  # noqa: BLE001 - tried again on the next failure
+                log.warning("could not replace the stopped Kafka producer yet: %r", renew_failed)
 
 
 async def record_token_use(state: ApiState, every: float = 2.0) -> None:

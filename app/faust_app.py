@@ -29,9 +29,15 @@ mode.loop.use("uvloop")
 _create_worker_consumer = faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer
 
 
+# The API writes publishes in Kafka transactions and aborts those it answered 503 for (api/publisher.py):
+# the worker must read committed records only, or a refused publish would still be decided.
+ISOLATION_LEVEL = "read_committed"
+
+
 def _with_short_fetch_wait(self: Any, transport: Any) -> Any:
     consumer = _create_worker_consumer(self, transport)
     consumer._fetch_max_wait_ms = settings.worker_fetch_wait_ms  # read by AIOKafkaConsumer.start() for its fetcher
+    consumer._isolation_level = ISOLATION_LEVEL  # read by AIOKafkaConsumer.start() for its fetcher too
     return consumer
 
 
@@ -52,6 +58,11 @@ settings = get_settings()
 # 2. a jump in one of our topics (never compacted, never transactional: offsets are contiguous)
 #    is not a gap to commit past: it is logged, and the commit stays before it until the records
 #    come (streams/progress.py sends the control and idempotency agents back for them).
+#    Except in the topics the API writes in transactions (publish, idempotency): every transaction
+#    leaves a commit marker there, an offset no record fills, so the commit would stop at the first
+#    one for good. Faust's own gap handling commits past those; nothing is lost by it, because the
+#    agents that read them (control, idempotency) keep their own next offset per partition in
+#    their table and never trust the committed offset (streams/progress.py).
 def _resume_streams_last(method: Any) -> Any:
     async def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
         consumer = self.app.consumer
@@ -75,8 +86,11 @@ _add_gap = faust_consumer.Consumer._add_gap
 _log = logging.getLogger(__name__)
 
 
+_GAPS_ALLOWED = {settings.topic(topics.CONFIG_CHANGES), *(settings.topic(name) for name in topics.TRANSACTIONAL)}
+
+
 async def _no_gap_in_contiguous_topics(self: Any, tp: Any, offset_from: int, offset_to: int) -> None:
-    if tp.topic.startswith(settings.topic_prefix) and not tp.topic.endswith(topics.CONFIG_CHANGES):
+    if tp.topic.startswith(settings.topic_prefix) and tp.topic not in _GAPS_ALLOWED:
         _log.warning(
             "consumer: %s[%d]: offsets %d..%d skipped by the fetch; not committed past",
             tp.topic,

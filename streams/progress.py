@@ -19,6 +19,18 @@ For each record the agent asks :meth:`PartitionProgress.admit`:
   compacted records), which is logged as a hole and passed. A seek that brings nothing back is
   tried again; after ``MAX_SEEKS`` the records are given up as lost: an ERROR line and
   ``tocsin_record_gaps_total``, which every end-to-end test requires to be 0.
+
+Transactions: the API writes publishes in Kafka transactions (api/publisher.py) and the consumer
+reads committed records only, so every transaction leaves one offset with no record (its commit
+marker) in each partition it wrote, after its last record there. A seek back for each would cost
+a round trip per transaction. Each such record carries a ``tx`` header ``{index}/{count}``
+(app/records.py); when the agent applies the last one of its transaction in the partition, one
+marker is owed there. A jump of ``k`` offsets with ``k`` at most the markers owed is passed at
+once (``owed -= k``): the markers follow their transaction's last record, and a record lost to
+the consumer would not be one of them. Any other jump (an aborted transaction's records and its
+marker, a real loss, markers owed since before a rebalance) takes the seek-back path above. The
+count lives in memory: a new consumer generation starts at zero owed (a seek confirms the first
+markers).
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from enum import Enum
 from typing import Any
 
 from app import metrics
+from app.records import closes_transaction
 from tables.codecs import PROGRESS_KEY, dump_progress
 
 log = logging.getLogger(__name__)
@@ -66,6 +79,8 @@ class PartitionProgress:
         self.clock = clock
         self.next: dict[int, int | None] = {}
         self.applied: dict[int, int | None] = {}  # ``next`` as of the last batch whose states were written
+        self.owed: dict[int, int] = {}  # commit markers expected after applied records, per partition
+        self.owed_applied: dict[int, int] = {}  # ``owed`` as of the last batch whose states were written
         self.holes: dict[int, Hole] = {}
         self.generation: object = _UNKNOWN
         self.touched: dict[int, Any] = {}  # partition → the batch's last applied event of it
@@ -76,15 +91,18 @@ class PartitionProgress:
         failed before its states were written leaves no trace (its records come again)."""
         if generation != self.generation:
             self.applied.clear()
+            self.owed_applied.clear()
             self.holes.clear()
             self.generation = generation
         self.next = dict(self.applied)
+        self.owed = dict(self.owed_applied)
         self.touched = {}
         self.skipped = 0
 
     def batch_written(self) -> None:
         """The batch's states and markers are stored: its offsets count as applied."""
         self.applied = dict(self.next)
+        self.owed_applied = dict(self.owed)
 
     def admit(self, event: Any, load: Callable[[], int | None]) -> Admit:
         """What to do with ``event``; ``load`` reads the partition's stored next offset (called
@@ -109,7 +127,12 @@ class PartitionProgress:
                 )
                 del self.holes[partition]
             return self._apply(event, partition, offset)
-        # offset > nxt: the records from nxt did not come
+        # offset > nxt: the records from nxt did not come, or nxt..offset-1 are commit markers
+        owed = self.owed.get(partition, 0)
+        if hole is None and offset - nxt <= owed:
+            self.owed[partition] = owed - (offset - nxt)
+            metrics.OFFSET_MARKERS.labels(self.stage).inc(offset - nxt)
+            return self._apply(event, partition, offset)
         if hole is None:
             self.holes[partition] = Hole(nxt, offset)
             metrics.OFFSET_REFETCHES.labels(self.stage).inc()
@@ -127,6 +150,7 @@ class PartitionProgress:
             metrics.OFFSET_HOLES.labels(self.stage).inc(offset - nxt)
             log.info("%s: partition %d: offsets %d..%d hold no record", self.stage, partition, nxt, offset - 1)
             del self.holes[partition]
+            self.owed[partition] = max(0, owed - (offset - nxt))  # some of them may have been markers owed
             return self._apply(event, partition, offset)
         if hole.sought and self.clock() - hole.since > RESEEK_AFTER_S:
             if hole.seeks >= MAX_SEEKS:
@@ -148,6 +172,8 @@ class PartitionProgress:
     def _apply(self, event: Any, partition: int, offset: int) -> Admit:
         self.next[partition] = offset + 1
         self.touched[partition] = event
+        if closes_transaction(getattr(event.message, "headers", None)):
+            self.owed[partition] = self.owed.get(partition, 0) + 1
         return Admit.APPLY
 
     def markers(self) -> list[tuple[Any, bytes, bytes]]:
@@ -168,3 +194,4 @@ class PartitionProgress:
         """The partition left this worker (a seek found it unassigned)."""
         self.holes.pop(partition, None)
         self.next.pop(partition, None)
+        self.owed.pop(partition, None)

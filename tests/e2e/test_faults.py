@@ -152,7 +152,7 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
                 os.kill(pid, signal.SIGSTOP)
                 try:
                     wait_for(
-                        lambda: sum(p.count(503) for p in publishers) >= refused_before + PUBLISHERS,
+                        lambda n=refused_before: sum(p.count(503) for p in publishers) >= n + PUBLISHERS,
                         PAUSE_SECONDS + 10,
                         "publishes refused while the broker is paused",
                     )
@@ -161,7 +161,7 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
                 finally:
                     os.kill(pid, signal.SIGCONT)
                 accepted_before = len(_accepted(publishers))
-                wait_for(lambda: len(_accepted(publishers)) >= accepted_before + 50, 60, "publishes accepted again")
+                wait_for(lambda n=accepted_before: len(_accepted(publishers)) >= n + 50, 60, "publishes accepted again")
             for p in publishers:
                 p.stop()
             accepted = _accepted(publishers)
