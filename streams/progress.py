@@ -28,9 +28,9 @@ a round trip per transaction. Each such record carries a ``tx`` header ``{index}
 marker is owed there. A jump of ``k`` offsets with ``k`` at most the markers owed is passed at
 once (``owed -= k``): the markers follow their transaction's last record, and a record lost to
 the consumer would not be one of them. Any other jump (an aborted transaction's records and its
-marker, a real loss, markers owed since before a rebalance) takes the seek-back path above. The
-count lives in memory: a new consumer generation starts at zero owed (a seek confirms the first
-markers).
+marker, a real loss) takes the seek-back path above. The count is stored with the next offset
+(``offset/owed``), so a worker that takes the partition over, or restarts, passes the markers owed
+without a seek too.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class Hole:
     sought: bool = False
     seeks: int = 0
     since: float = 0.0
+    stale: bool = False  # a record fetched before the seek came after it: seek again
 
 
 _UNKNOWN = object()
@@ -104,13 +105,19 @@ class PartitionProgress:
         self.applied = dict(self.next)
         self.owed_applied = dict(self.owed)
 
-    def admit(self, event: Any, load: Callable[[], int | None]) -> Admit:
-        """What to do with ``event``; ``load`` reads the partition's stored next offset (called
-        once per partition and generation, with the event's partition current)."""
+    def admit(self, event: Any, load: Callable[[], int | tuple[int, int] | None]) -> Admit:
+        """What to do with ``event``; ``load`` reads the partition's stored next offset, or the next
+        offset and the commit markers owed (called once per partition and generation, with the
+        event's partition current)."""
         partition, offset = event.message.partition, event.message.offset
         nxt = self.next.get(partition, _UNKNOWN)
         if nxt is _UNKNOWN:
-            nxt = self.next[partition] = load()
+            stored = load()
+            if isinstance(stored, tuple):
+                nxt, self.owed[partition] = stored
+            else:
+                nxt = stored
+            self.next[partition] = nxt
         assert nxt is None or isinstance(nxt, int)
         if nxt is not None and offset < nxt:
             self.skipped += 1
@@ -167,6 +174,11 @@ class PartitionProgress:
                 del self.holes[partition]
                 return self._apply(event, partition, offset)
             hole.sought = False  # seek again after this batch
+        elif hole.sought and offset > hole.seen:
+            # Fetched before the seek (after it, the records come from ``expected`` again, and one
+            # at or below ``seen`` ends the hole). Faust moved its read offset past the seek target
+            # with it, so it would drop the records fetched again: seek again after this batch.
+            hole.stale = True
         return Admit.DROP
 
     def _apply(self, event: Any, partition: int, offset: int) -> Admit:
@@ -178,13 +190,19 @@ class PartitionProgress:
 
     def markers(self) -> list[tuple[Any, bytes, bytes]]:
         """``(event, key, value)`` of each partition's new next offset, to write with the states."""
-        return [(event, PROGRESS_KEY, dump_progress(self.next[p] or 0)) for p, event in self.touched.items()]
+        return [
+            (event, PROGRESS_KEY, dump_progress(self.next[p] or 0, self.owed.get(p, 0)))
+            for p, event in self.touched.items()
+        ]
 
     def seeks_due(self) -> dict[int, int]:
         """Partitions to send back, and where to: each hole not yet asked for again. Marks them asked."""
         due = {}
         for partition, hole in self.holes.items():
-            if not hole.sought:
+            if hole.stale:  # the same seek again, not one more try
+                hole.stale, hole.since = False, self.clock()
+                due[partition] = hole.expected
+            elif not hole.sought:
                 hole.sought, hole.since = True, self.clock()
                 hole.seeks += 1
                 due[partition] = hole.expected

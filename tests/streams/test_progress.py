@@ -11,7 +11,7 @@ import pytest
 
 from app import metrics
 from streams.progress import MAX_SEEKS, RESEEK_AFTER_S, PartitionProgress
-from tables.codecs import PROGRESS_KEY, load_progress
+from tables.codecs import PROGRESS_KEY, dump_progress, load_progress, load_progress_state
 
 
 def _event(partition: int, offset: int) -> Any:
@@ -221,6 +221,37 @@ def test_owed_markers_follow_the_batch_and_the_generation() -> None:
     assert _admit(progress, [_event(0, 12)], {}) == ["apply"]  # the marker at 11
     progress.batch_written()
     assert _admit(progress, [_tx(0, 13, 0, 1)], {}) == ["apply"]
+    (stored,) = [v for _e, k, v in progress.markers() if k == PROGRESS_KEY]
+    assert load_progress_state(stored) == (14, 1), "the marker owed is stored with the next offset"
     progress.batch_written()
-    progress.start_batch(2)  # a new generation: the count is not known, a seek confirms
-    assert _admit(progress, [_event(0, 15)], {0: 14}) == ["drop"]
+    progress.start_batch(2)  # a new generation (a restart, a rebalance) reads both again
+    assert _admit(progress, [_event(0, 15)], {0: (14, 1)}) == ["apply"]  # type: ignore[dict-item]
+    progress.start_batch(3)
+    assert _admit(progress, [_event(0, 15)], {0: 14}) == ["drop"], "a value stored without markers owes none"
+
+
+def test_the_progress_value_keeps_its_old_form_without_markers() -> None:
+    assert dump_progress(12) == b"12" and load_progress(b"12") == 12 and load_progress_state(b"12") == (12, 0)
+    assert dump_progress(12, 3) == b"12/3" and load_progress(b"12/3") == 12 and load_progress_state(b"12/3") == (12, 3)
+    assert load_progress_state(None) is None
+
+
+def test_records_fetched_before_the_seek_send_the_consumer_back_again() -> None:
+    """After the seek, Faust still delivers what it had fetched before (past ``seen``), and its read
+    offset moves past the seek target with them, so it would drop the records fetched again: each
+    batch with such records seeks again (not counted as another try)."""
+    clock = Clock()
+    progress = PartitionProgress("t-stale", clock=clock)
+    progress.start_batch(1)
+    assert _run(progress, [(0, 10), (0, 13), (0, 14)], {0: 10}) == ["apply", "drop", "drop"]
+    assert progress.seeks_due() == {0: 11}
+    assert progress.seeks_due() == {}, "asked once"
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 15), (0, 16)], {}) == ["drop", "drop"]  # fetched before the seek
+    assert progress.seeks_due() == {0: 11}, "the same seek again"
+    assert progress.holes[0].seeks == 1
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 11), (0, 12), (0, 13)], {}) == ["apply", "apply", "apply"]
+    assert progress.seeks_due() == {} and not progress.holes
