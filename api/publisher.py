@@ -102,6 +102,7 @@ class TransactionalPublisher:
     _task: asyncio.Task[None] | None = None
     _retired: set[asyncio.Task[None]] = field(default_factory=set)
     _partitioner: KeyPartitioner = field(default_factory=KeyPartitioner)
+    _stopping: bool = False
 
     async def start(self) -> None:
         """Start the producer (its transactional id fences a previous instance) and the task."""
@@ -115,9 +116,16 @@ class TransactionalPublisher:
         self._task = asyncio.create_task(self._run(), name="publish-transactions")
 
     async def stop(self) -> None:
-        """Stop the task (a transaction in progress is left open: the coordinator aborts it), refuse
-        what is queued, stop the producer."""
+        """Let the transaction in progress end (at most twice the timeout; one still open then is
+        aborted by the coordinator), refuse what is queued, stop the producer."""
+        self._stopping = True
+        self._wake.set()
         if self._task is not None:
+            try:
+                async with asyncio.timeout(2 * self.timeout):
+                    await asyncio.shield(self._task)
+            except TimeoutError:
+                log.warning("a publish transaction was still in progress at shutdown; left to the coordinator")
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         while self._queue:
@@ -150,14 +158,15 @@ class TransactionalPublisher:
         await item.future  # the commit was asked for: its outcome decides, however long it takes
 
     async def _run(self) -> None:
-        while True:
-            while not self._queue:
+        while not self._stopping:
+            while not self._queue and not self._stopping:
                 self._wake.clear()
                 await self._wake.wait()
             group: list[_Publish] = []
+            now = asyncio.get_running_loop().time()
             while self._queue and len(group) < self.max_records:
                 item = self._queue.popleft()
-                if not item.gave_up:
+                if not item.gave_up and item.deadline > now:  # one past it gives up: it would abort the group
                     group.append(item)
             if group:
                 await self._transact(group)

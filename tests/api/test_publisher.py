@@ -8,8 +8,6 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
 from app.records import closes_transaction
@@ -268,16 +266,32 @@ async def test_max_records_bounds_a_transaction() -> None:
         await publisher.stop()
 
 
-async def test_stop_refuses_what_is_queued() -> None:
+async def test_stop_lets_the_transaction_in_progress_end_and_refuses_what_is_queued() -> None:
     producers = Producers(hold_sends=True)
-    publisher = await _started(producers, wait=5)
-    waiting = asyncio.ensure_future(_publish(publisher, b"a"))
+    publisher = await _started(producers, wait=0.5)
+    in_flight = asyncio.ensure_future(_publish(publisher, b"a"))
     await asyncio.sleep(0.05)
     queued = asyncio.ensure_future(_publish(publisher, b"b"))
     await asyncio.sleep(0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     await publisher.stop()
-    assert await queued == 503
-    waiting.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await waiting
+    assert loop.time() - started < 2 * 0.5
+    assert await in_flight == 503 and await queued == 503
     assert producers.made[0].stopped and producers.made[0].committed == []
+    assert len(producers.made[0].aborted) == 1
+
+
+async def test_stop_waits_for_a_commit_in_progress() -> None:
+    gate = asyncio.Event()
+    producers = Producers(commit_gate=gate)
+    publisher = await _started(producers, wait=0.5)
+    in_flight = asyncio.ensure_future(_publish(publisher, b"a"))
+    await asyncio.sleep(0.05)
+    stopping = asyncio.ensure_future(publisher.stop())
+    await asyncio.sleep(0.1)
+    assert not stopping.done()
+    gate.set()
+    await stopping
+    assert await in_flight == 202
+    assert producers.committed_values() == [b"a"]
