@@ -4,14 +4,16 @@ when its record will never be committed.
 An idempotent producer alone cannot give the spec's rule ("any status but 202 means not
 accepted"): after a produce timeout the record may still sit in the producer's buffer or in the
 broker's socket buffer, be written later and be decided, while the publisher, told 503, sends it
-again. Here every publish of a replica joins the next transaction of one transactional producer;
+again. Here every publish of a replica joins the next transaction of a transactional producer;
 the worker reads committed records only (app/faust_app.py), so a record of a transaction that is
 not committed is never decided.
 
-One task runs the transactions, one at a time: it takes everything queued (at most
-``max_records``), begins a transaction, sends all, waits for every acknowledgement and commits;
-the publishes queued meanwhile form the next one, so the cost of a transaction (two coordinator
-round trips and one marker per partition) is shared by all the publishes of a busy moment.
+Each of ``lanes`` producers (transactional ids ``<id>-0``, ``<id>-1``, …) has one task that runs
+its transactions one at a time: it takes everything queued (at most ``max_records``), begins a
+transaction, sends all, waits for every acknowledgement and commits; the publishes queued
+meanwhile form the next one, so the cost of a transaction (coordinator round trips, one marker per
+partition) is shared by all the publishes of a busy moment. A second lane takes the next group
+while the first waits for the broker, so the latency of one transaction does not bound the rate.
 
 Each publish waits at most ``timeout`` seconds (TOCSIN_PRODUCE_TIMEOUT_SECONDS) from the moment
 it was queued. When that passes before its transaction was handed to ``commit_transaction`` it
@@ -90,48 +92,71 @@ def _sender_dead(producer: TransactionalProducer) -> bool:
 
 
 @dataclass
+class _Lane:
+    """One transactional producer and the task that runs its transactions, one at a time."""
+
+    index: int
+    producer: TransactionalProducer
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
 class TransactionalPublisher:
-    make_producer: Callable[[], TransactionalProducer]
+    make_producer: Callable[[int], TransactionalProducer]  # lane index → producer (its own transactional id)
     timeout: float
     max_records: int = 1000
-    producer: TransactionalProducer | None = None
+    lanes: int = 1
     transactions: int = 0  # committed
     aborted: int = 0
+    _lanes: list[_Lane] = field(default_factory=list)
     _queue: deque[_Publish] = field(default_factory=deque)
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
-    _task: asyncio.Task[None] | None = None
     _retired: set[asyncio.Task[None]] = field(default_factory=set)
     _partitioner: KeyPartitioner = field(default_factory=KeyPartitioner)
     _stopping: bool = False
 
     async def start(self) -> None:
-        """Start the producer (its transactional id fences a previous instance) and the task."""
-        producer = self.make_producer()
+        """Start the producers (each transactional id fences a previous instance) and their tasks."""
         try:
-            await producer.start()
+            for index in range(self.lanes):
+                producer = self.make_producer(index)
+                try:
+                    await producer.start()
+                except BaseException:
+                    await producer.stop()
+                    raise
+                self._lanes.append(_Lane(index, producer))
         except BaseException:
-            await producer.stop()
+            for lane in self._lanes:
+                await lane.producer.stop()
+            self._lanes.clear()
             raise
-        self.producer = producer
-        self._task = asyncio.create_task(self._run(), name="publish-transactions")
+        for lane in self._lanes:
+            lane.task = asyncio.create_task(self._run(lane), name=f"publish-transactions-{lane.index}")
+
+    @property
+    def producers(self) -> list[TransactionalProducer]:
+        return [lane.producer for lane in self._lanes]
 
     async def stop(self) -> None:
         """Let the transaction in progress end (at most twice the timeout; one still open then is
         aborted by the coordinator), refuse what is queued, stop the producer."""
         self._stopping = True
         self._wake.set()
-        if self._task is not None:
+        tasks = [lane.task for lane in self._lanes if lane.task is not None]
+        if tasks:
             try:
                 async with asyncio.timeout(2 * self.timeout):
-                    await asyncio.shield(self._task)
+                    await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))
             except TimeoutError:
                 log.warning("a publish transaction was still in progress at shutdown; left to the coordinator")
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         while self._queue:
             self._refuse_one(self._queue.popleft())
-        if self.producer is not None:
-            await self.producer.stop()
+        for lane in self._lanes:
+            await lane.producer.stop()
         if self._retired:
             await asyncio.gather(*self._retired, return_exceptions=True)
 
@@ -157,7 +182,7 @@ class TransactionalPublisher:
             raise
         await item.future  # the commit was asked for: its outcome decides, however long it takes
 
-    async def _run(self) -> None:
+    async def _run(self, lane: _Lane) -> None:
         while not self._stopping:
             while not self._queue and not self._stopping:
                 self._wake.clear()
@@ -169,11 +194,10 @@ class TransactionalPublisher:
                 if not item.gave_up and item.deadline > now:  # one past it gives up: it would abort the group
                     group.append(item)
             if group:
-                await self._transact(group)
+                await self._transact(lane, group)
 
-    async def _transact(self, group: list[_Publish]) -> None:
-        producer = self.producer
-        assert producer is not None
+    async def _transact(self, lane: _Lane, group: list[_Publish]) -> None:
+        producer = lane.producer
         for item in group:
             item.stage = _SENDING
         began = False
@@ -198,11 +222,11 @@ class TransactionalPublisher:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure before the commit: the group is not accepted
             self._refuse(group)
-            await self._abort(producer, began, exc)
+            await self._abort(lane, began, exc)
             return
         if any(item.gave_up for item in group):  # a deadline passed during the last send: abort
             self._refuse(group)
-            await self._abort(producer, began, TimeoutError("a publish of the transaction gave up"))
+            await self._abort(lane, began, TimeoutError("a publish of the transaction gave up"))
             return
         # No await between the check above and this: no publish of the group can give up any more.
         for item in group:
@@ -216,7 +240,7 @@ class TransactionalPublisher:
             metrics.PUBLISH_TRANSACTIONS.labels("commit_refused").inc()
             self.aborted += 1
             self._refuse(group)
-            await self._replace(producer)
+            await self._replace(lane)
             return
         self.transactions += 1
         metrics.PUBLISH_TRANSACTIONS.labels("committed").inc()
@@ -255,32 +279,32 @@ class TransactionalPublisher:
         else:
             item.future.set_exception(Unavailable(NOT_ACCEPTED))
 
-    async def _abort(self, producer: TransactionalProducer, began: bool, cause: BaseException) -> None:
+    async def _abort(self, lane: _Lane, began: bool, cause: BaseException) -> None:
         """End the failed transaction (nothing of it is ever committed: the commit is never asked for);
         replace the producer when it cannot do so in time or is broken."""
         self.aborted += 1
         metrics.PUBLISH_TRANSACTIONS.labels("aborted").inc()
         log.warning("publish transaction not committed (%r); its publishes were answered 503", cause)
         if not began:
-            if _sender_dead(producer):
-                await self._replace(producer)
+            if _sender_dead(lane.producer):
+                await self._replace(lane)
             return
         try:
             async with asyncio.timeout(self.timeout):
-                await producer.abort_transaction()
+                await lane.producer.abort_transaction()
             return
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a new producer with the same id aborts it instead
             log.warning("could not abort the publish transaction (%r); replacing the producer", exc)
-        await self._replace(producer)
+        await self._replace(lane)
 
-    async def _replace(self, used: TransactionalProducer) -> None:
-        """A new producer with the same transactional id; tried until one starts (publishes queued
-        meanwhile give up at their deadline)."""
-        self._retire(used)
+    async def _replace(self, lane: _Lane) -> None:
+        """A new producer with the same transactional id; tried until one starts (the other lanes
+        go on; publishes queued meanwhile give up at their deadline)."""
+        self._retire(lane.producer)
         while True:
-            fresh = self.make_producer()
+            fresh = self.make_producer(lane.index)
             try:
                 async with asyncio.timeout(self.timeout):
                     await fresh.start()
@@ -292,8 +316,8 @@ class TransactionalPublisher:
                 self._retire(fresh)
                 await asyncio.sleep(RETRY_START_SECONDS)
                 continue
-            self.producer = fresh
-            log.warning("replaced the transactional producer")
+            lane.producer = fresh
+            log.warning("replaced the transactional producer of lane %d", lane.index)
             return
 
     def _retire(self, producer: TransactionalProducer) -> None:

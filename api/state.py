@@ -11,6 +11,7 @@ from functools import cached_property
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import InvalidProducerEpoch, OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId
+from aiokafka.producer import sender as aiokafka_sender
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -46,15 +47,22 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
     )
 
 
-def new_transactional_producer(settings: Settings) -> AIOKafkaProducer:
-    """The producer of publishes (api/publisher.py): transactional (hence idempotent, acks=all)."""
+# aiokafka retries an AddPartitionsToTxn refused with CONCURRENT_TRANSACTIONS (the previous
+# transaction's markers are still being written, KAFKA-5477) after 20 ms; the broker needs about a
+# millisecond here, and a publish would wait those 20 ms about every other transaction.
+aiokafka_sender.BACKOFF_OVERRIDE = 0.002
+
+
+def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaProducer:
+    """A producer of publishes (api/publisher.py): transactional (hence idempotent, acks=all)."""
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap,
         acks="all",
         enable_idempotence=True,
-        transactional_id=settings.effective_transactional_id,
+        transactional_id=f"{settings.effective_transactional_id}-{lane}",
         transaction_timeout_ms=int(settings.transaction_timeout_seconds * 1000),
-        linger_ms=settings.producer_linger_ms,
+        # a transaction's records are all queued before the sender runs (api/publisher.py): nothing to wait for
+        linger_ms=0,
         request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
         retry_backoff_ms=100,
         partitioner=KeyPartitioner(),
@@ -63,9 +71,10 @@ def new_transactional_producer(settings: Settings) -> AIOKafkaProducer:
 
 def new_publisher(settings: Settings) -> TransactionalPublisher:
     return TransactionalPublisher(
-        lambda: new_transactional_producer(settings),
+        lambda lane: new_transactional_producer(settings, lane),
         timeout=settings.produce_timeout_seconds,
         max_records=settings.publish_transaction_records,
+        lanes=settings.publish_transaction_lanes,
     )
 
 

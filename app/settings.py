@@ -58,8 +58,10 @@ class Settings(BaseSettings):
     # How long an API process that died in a transaction keeps it open before the broker aborts it
     # (the worker's consumers wait that long on its partitions, unless the process comes back first).
     transaction_timeout_seconds: float = Field(default=20.0, ge=1, le=900)
-    # At most this many publishes in one transaction.
+    # At most this many publishes in one transaction; this many transactions in progress at once
+    # (one producer each, transactional ids <transactional_id>-0, -1, ...).
     publish_transaction_records: int = Field(default=1000, ge=1, le=100_000)
+    publish_transaction_lanes: int = Field(default=2, ge=1, le=16)
     auth_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     config_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     sink_batch_size: int = Field(default=500, ge=1)

@@ -100,7 +100,7 @@ class Producers:
         self.made: list[FakeProducer] = []
         self.next_knobs = knobs
 
-    def __call__(self) -> FakeProducer:
+    def __call__(self, lane: int = 0) -> FakeProducer:
         producer = FakeProducer(f"p{len(self.made)}", **self.next_knobs)
         self.made.append(producer)
         return producer
@@ -295,3 +295,27 @@ async def test_stop_waits_for_a_commit_in_progress() -> None:
     await stopping
     assert await in_flight == 202
     assert producers.committed_values() == [b"a"]
+
+
+async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> None:
+    gate = asyncio.Event()
+    made: dict[int, FakeProducer] = {}
+
+    def factory(lane: int) -> FakeProducer:
+        made[lane] = FakeProducer(f"lane{lane}", commit_gate=gate if lane == 0 else None)
+        return made[lane]
+
+    publisher = TransactionalPublisher(factory, timeout=1.0, lanes=2)
+    await publisher.start()
+    try:
+        assert sorted(made) == [0, 1] and all(p.started for p in made.values())
+        slow = asyncio.ensure_future(_publish(publisher, b"slow"))
+        await asyncio.sleep(0.05)  # a lane is committing "slow" and waits for the gate
+        assert await _publish(publisher, b"fast") == 202, "the other lane commits meanwhile"
+        assert not slow.done()
+        gate.set()
+        assert await slow == 202
+        committed = {name: [r.value for t in p.committed for r in t] for name, p in made.items()}
+        assert sorted(committed.values()) == [[b"fast"], [b"slow"]]
+    finally:
+        await publisher.stop()
