@@ -86,12 +86,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # the topics exist: `tocsin api` waits for the broker and creates them before serving
         producer = new_producer(settings)
         await producer.start()
-        publisher = new_publisher(settings)
-        try:
-            await publisher.start()
-        except BaseException:
-            await producer.stop()
-            raise
+        publisher = new_publisher(settings) if settings.publish_transactions else None
+        if publisher is not None:
+            try:
+                await publisher.start()
+            except BaseException:
+                await producer.stop()
+                raise
         engine = create_engine(settings.effective_database_url)
         sessions = sessionmaker(engine)
         state = ApiState(
@@ -121,7 +122,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await asyncio.gather(*state.tasks, return_exceptions=True)
             await state.federation.flush_attempts()
             await state.federation.fetcher.aclose()
-            await state.publisher.stop()
+            if state.publisher is not None:
+                await state.publisher.stop()
             await state.producer.stop()  # the one in use (api/state.py may have replaced the first)
             await engine.dispose()
 

@@ -92,10 +92,10 @@ class ApiState:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     producer: AIOKafkaProducer
-    publisher: TransactionalPublisher
     principals: TTLCache[str, Principal]
     topics: TTLCache[tuple[str, str], TopicRef]
     federation: Federation
+    publisher: TransactionalPublisher | None = None  # TOCSIN_PUBLISH_TRANSACTIONS; else publishes use ``producer``
     publish_limits: RateLimiter = field(default_factory=lambda: RateLimiter(1.0, 1))  # replaced at start
     changes_followed: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)

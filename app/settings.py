@@ -51,7 +51,10 @@ class Settings(BaseSettings):
     publish_burst: int = Field(default=2000, ge=1)
     produce_timeout_seconds: float = Field(default=4.0, gt=0, le=30)
     producer_linger_ms: int = Field(default=2, ge=0, le=100)
-    # Publishes are written in Kafka transactions (api/publisher.py); the id must be unique per API
+    # Publishes in Kafka transactions (api/publisher.py): a 503 then means the event is never decided
+    # (spec). Off by default until its cost is measured under the bench floor (README, Publish guarantee).
+    publish_transactions: bool = False
+    # The id must be unique per API
     # process and the same after its restart, so that the new process fences the old one's open
     # transaction at once. Empty: <topic prefix>api-<host name>-<api_port>.
     transactional_id: str = Field(default="", max_length=200)

@@ -24,6 +24,12 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 OUTAGE_SECONDS = 30
 PRODUCE_TIMEOUT = 4
 PUBLISHERS = 4
+# Publishes in transactions (off by default, README "Publish guarantee"): a 503 is then never decided.
+BROKER_FAULT_ENV = {
+    "TOCSIN_PRODUCE_TIMEOUT_SECONDS": str(PRODUCE_TIMEOUT),
+    "TOCSIN_ACCESS_LOG": "true",
+    "TOCSIN_PUBLISH_TRANSACTIONS": "true",
+}
 DB_OUTAGE_SECONDS = 15
 
 
@@ -45,14 +51,19 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
     stack = Stack(
         tmp_path / "stack",
         broker.bootstrap,
-        extra_env={"TOCSIN_PRODUCE_TIMEOUT_SECONDS": str(PRODUCE_TIMEOUT), "TOCSIN_ACCESS_LOG": "true"},
+        extra_env=BROKER_FAULT_ENV,
     )
     publishers: list[SteadyPublisher] = []
     try:
         stack.start()
         with stack.client() as client:
             setup_topic(client, "quake", {"type": "BYPASS"})
-            publishers = [SteadyPublisher(stack, "quake", prefix=f"p{k}-").start() for k in range(PUBLISHERS)]
+            # A publish whose transaction's commit was asked for when the broker stopped is answered
+            # when the broker is back (202, or 503 if the coordinator aborted it): wait that long.
+            publishers = [
+                SteadyPublisher(stack, "quake", prefix=f"p{k}-", timeout=OUTAGE_SECONDS + 60).start()
+                for k in range(PUBLISHERS)
+            ]
             wait_for(lambda: len(_accepted(publishers)) >= 100, 60, "100 accepted publishes before the fault")
             broker.stop()
             down_from = time.monotonic()
@@ -136,14 +147,17 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
     stack = Stack(
         tmp_path / "stack",
         broker.bootstrap,
-        extra_env={"TOCSIN_PRODUCE_TIMEOUT_SECONDS": str(PRODUCE_TIMEOUT), "TOCSIN_ACCESS_LOG": "true"},
+        extra_env=BROKER_FAULT_ENV,
     )
     publishers: list[SteadyPublisher] = []
     try:
         stack.start()
         with stack.client() as client:
             setup_topic(client, "quake", {"type": "BYPASS"})
-            publishers = [SteadyPublisher(stack, "quake", prefix=f"p{k}-").start() for k in range(PUBLISHERS)]
+            publishers = [
+                SteadyPublisher(stack, "quake", prefix=f"p{k}-", timeout=PAUSE_SECONDS + 60).start()
+                for k in range(PUBLISHERS)
+            ]
             wait_for(lambda: len(_accepted(publishers)) >= 100, 60, "100 accepted publishes before the fault")
             for _ in range(PAUSES):
                 pid = broker.pid
