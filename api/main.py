@@ -28,7 +28,7 @@ from api.routes import (
     topics,
     workflows,
 )
-from api.state import ApiState, new_producer, record_token_use, tune_gc
+from api.state import ApiState, new_producer, new_publisher, record_token_use, tune_gc
 from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
@@ -89,6 +89,13 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         keys = signing_keys or load_signing_keys(settings)
         producer = new_producer(settings)
         await producer.start()
+        publisher = new_publisher(settings) if settings.publish_transactions else None
+        if publisher is not None:
+            try:
+                await publisher.start()
+            except BaseException:
+                await producer.stop()
+                raise
         engine = create_engine(settings.effective_database_url)
         sessions = sessionmaker(engine)
         state = ApiState(
@@ -97,6 +104,7 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             sessions=sessions,
             federation=Federation(settings, sessions, keys),
             producer=producer,
+            publisher=publisher,
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
             publish_limits=RateLimiter(settings.publish_rate_per_second, settings.publish_burst),
@@ -117,6 +125,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             await asyncio.gather(*state.tasks, return_exceptions=True)
             await state.federation.flush_attempts()
             await state.federation.fetcher.aclose()
+            if state.publisher is not None:
+                await state.publisher.stop()
             await state.producer.stop()  # the one in use (api/state.py may have replaced the first)
             await engine.dispose()
 

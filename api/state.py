@@ -11,10 +11,12 @@ from functools import cached_property
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import InvalidProducerEpoch, OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId
+from aiokafka.producer import sender as aiokafka_sender
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from api.publisher import TransactionalPublisher
 from app.config_cache import TTLCache, announce_change
 from app.domain.limits import ConfigLimits, PublishLimits
 from app.domain.principal import Principal
@@ -32,8 +34,8 @@ PRODUCER_FATAL = (OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId, I
 
 
 def new_producer(settings: Settings) -> AIOKafkaProducer:
-    """The replica's producer: a 202 only once every in-sync replica has the record (acks=all),
-    no duplicates from its own retries (idempotent)."""
+    """The replica's producer of everything but publishes (config-change announcements, redeliveries):
+    acks=all, no duplicates from its own retries (idempotent), outside transactions."""
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap,
         acks="all",
@@ -42,6 +44,37 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
         request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
         retry_backoff_ms=100,
         partitioner=KeyPartitioner(),
+    )
+
+
+# aiokafka retries an AddPartitionsToTxn refused with CONCURRENT_TRANSACTIONS (the previous
+# transaction's markers are still being written, KAFKA-5477) after 20 ms; the broker needs about a
+# millisecond here, and a publish would wait those 20 ms about every other transaction.
+aiokafka_sender.BACKOFF_OVERRIDE = 0.002
+
+
+def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaProducer:
+    """A producer of publishes (api/publisher.py): transactional (hence idempotent, acks=all)."""
+    return AIOKafkaProducer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=f"{settings.effective_transactional_id}-{lane}",
+        transaction_timeout_ms=int(settings.transaction_timeout_seconds * 1000),
+        # a transaction's records are all queued before the sender runs (api/publisher.py): nothing to wait for
+        linger_ms=0,
+        request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
+        retry_backoff_ms=100,
+        partitioner=KeyPartitioner(),
+    )
+
+
+def new_publisher(settings: Settings) -> TransactionalPublisher:
+    return TransactionalPublisher(
+        lambda lane: new_transactional_producer(settings, lane),
+        timeout=settings.produce_timeout_seconds,
+        max_records=settings.publish_transaction_records,
+        lanes=settings.publish_transaction_lanes,
     )
 
 
@@ -62,6 +95,7 @@ class ApiState:
     principals: TTLCache[str, Principal]
     topics: TTLCache[tuple[str, str], TopicRef]
     federation: Federation
+    publisher: TransactionalPublisher | None = None  # TOCSIN_PUBLISH_TRANSACTIONS; else publishes use ``producer``
     publish_limits: RateLimiter = field(default_factory=lambda: RateLimiter(1.0, 1))  # replaced at start
     changes_followed: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -136,6 +170,10 @@ class ApiState:
             await announce_change(self.producer, self.settings, org_id, what)
         except Exception as exc:  # noqa: BLE001 - the TTL still bounds staleness
             log.warning("could not announce config change of %s (%s): %s", org_id, what, exc)
+            try:
+                await self.renew_producer_if_dead(self.producer, exc)
+            except Exception as renew_failed:  # noqa: BLE001 - tried again on the next failure
+                log.warning("could not replace the stopped Kafka producer yet: %r", renew_failed)
 
 
 async def record_token_use(state: ApiState, every: float = 2.0) -> None:

@@ -40,6 +40,7 @@ from app.settings import Settings
 
 log = logging.getLogger(__name__)
 STALL_SECONDS = 10.0
+ISOLATION_LEVEL = "read_committed"
 
 
 _installed = False
@@ -66,6 +67,10 @@ def _short_fetch_wait(settings: Settings) -> None:
     def with_short_fetch_wait(self: Any, transport: Any) -> Any:
         consumer = create(self, transport)
         consumer._fetch_max_wait_ms = settings.worker_fetch_wait_ms  # read by AIOKafkaConsumer.start()
+        # The API may write publishes in Kafka transactions and abort those it answered 503 for
+        # (api/publisher.py): the worker reads committed records only, or a refused publish would
+        # still be decided.
+        consumer._isolation_level = ISOLATION_LEVEL  # read by AIOKafkaConsumer.start() for its fetcher too
         return consumer
 
     faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = with_short_fetch_wait  # type: ignore[method-assign]
@@ -180,8 +185,16 @@ ORIGINAL_NEW_OFFSET = faust_consumer.Consumer._new_offset  # Faust's own, before
 def _contiguous_commits(settings: Settings) -> None:
     global guard
 
+    # Every topic of ours has contiguous offsets, except the config changes (compacted) and those the
+    # API may write in transactions (publish, idempotency): each transaction leaves a commit marker
+    # there, an offset no record fills, and a commit guarded as below would stop at the first one for
+    # good. Faust's own rules commit past those; nothing is lost by it, because the agents reading
+    # them (control, idempotency) keep their own next offset per partition in their table and never
+    # trust the committed offset (streams/progress.py).
+    gaps_allowed = {settings.topic(topics.CONFIG_CHANGES), *(settings.topic(name) for name in topics.TRANSACTIONAL)}
+
     def ours(topic: str) -> bool:
-        return topic.startswith(settings.topic_prefix) and not topic.endswith(topics.CONFIG_CHANGES)
+        return topic.startswith(settings.topic_prefix) and topic not in gaps_allowed
 
     guard = commit_guard = CommitGuard(ours)
     consumer_class = faust_consumer.Consumer

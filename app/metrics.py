@@ -33,6 +33,18 @@ PUBLISHES = Counter(
     ["outcome", "status"],
     registry=REGISTRY,
 )
+PUBLISH_TRANSACTIONS = Counter(
+    "tocsin_publish_transactions",
+    "Kafka transactions of an API replica's publishes: committed (202 for all), aborted or commit_refused (503)",
+    ["outcome"],
+    registry=REGISTRY,
+)
+OFFSET_MARKERS = Counter(
+    "tocsin_offset_markers",
+    "Offsets passed without a seek as commit markers of transactions whose last record the agent applied",
+    ["stage"],
+    registry=REGISTRY,
+)
 EXCHANGES = Counter(
     "tocsin_token_exchanges",
     "Token exchanges by outcome (issued, or the RFC 6749 error)",

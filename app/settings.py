@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
@@ -52,6 +53,20 @@ class Settings(BaseSettings):
     publish_burst: int = Field(default=2000, ge=1)
     produce_timeout_seconds: float = Field(default=4.0, gt=0, le=30)
     producer_linger_ms: int = Field(default=2, ge=0, le=100)
+    # Publishes in Kafka transactions (api/publisher.py): a 503 then means the event is never decided
+    # (spec). Off by default until its cost is measured under the bench floor (README, Publish guarantee).
+    publish_transactions: bool = False
+    # The id must be unique per API
+    # process and the same after its restart, so that the new process fences the old one's open
+    # transaction at once. Empty: <topic prefix>api-<host name>-<api_port>.
+    transactional_id: str = Field(default="", max_length=200)
+    # How long an API process that died in a transaction keeps it open before the broker aborts it
+    # (the worker's consumers wait that long on its partitions, unless the process comes back first).
+    transaction_timeout_seconds: float = Field(default=20.0, ge=1, le=900)
+    # At most this many publishes in one transaction; this many transactions in progress at once
+    # (one producer each, transactional ids <transactional_id>-0, -1, ...).
+    publish_transaction_records: int = Field(default=1000, ge=1, le=100_000)
+    publish_transaction_lanes: int = Field(default=2, ge=1, le=16)
     auth_cache_seconds: float = Field(default=1.0, ge=0, le=60)
     config_cache_seconds: float = Field(default=5.0, ge=0, le=300)
     sink_batch_size: int = Field(default=500, ge=1)
@@ -171,6 +186,11 @@ class Settings(BaseSettings):
             max_attempts=self.retry_max_attempts,
             jitter=self.retry_jitter,
         )
+
+    @property
+    def effective_transactional_id(self) -> str:
+        """The API process's transactional id: the setting, else ``<topic prefix>api-<host>-<port>``."""
+        return self.transactional_id or f"{self.topic_prefix}api-{socket.gethostname()}-{self.api_port}"
 
     def topic(self, name: str) -> str:
         """Full Kafka topic name for one of the project's logical topics."""

@@ -30,6 +30,8 @@ CONTROL_CHANGELOG = "control-state-changelog"
 IDEMPOTENCY_CHANGELOG = "idempotency-changelog"
 CHANGELOGS = (CONTROL_CHANGELOG, IDEMPOTENCY_CHANGELOG)
 
+# Written by the API in Kafka transactions (api/publisher.py): their offsets hold commit markers.
+TRANSACTIONAL = (PUBLISH, IDEMPOTENCY)
 # Keyed topics share the partition count, so every stage is co-partitioned.
 KEYED = (PUBLISH, ACTIONS_INCIDENT, *ACTIONS.values(), TRACES, IDEMPOTENCY, *CHANGELOGS)
 

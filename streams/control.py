@@ -334,7 +334,7 @@ async def process_batch(events: list[Any]) -> None:
         log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
 
 
-def _stored_progress() -> int | None:
+def _stored_progress() -> tuple[int, int] | None:
     return read_progress(control_states)
 
 

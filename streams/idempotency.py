@@ -93,7 +93,7 @@ async def idempotency(stream: Any) -> None:
 progress = PartitionProgress("idempotency")
 
 
-def _stored_progress() -> int | None:
+def _stored_progress() -> tuple[int, int] | None:
     return read_progress(idempotency_keys)
 
 

@@ -19,6 +19,18 @@ For each record the agent asks :meth:`PartitionProgress.admit`:
   compacted records), which is logged as a hole and passed. A seek that brings nothing back is
   tried again; after ``MAX_SEEKS`` the records are given up as lost: an ERROR line and
   ``tocsin_record_gaps_total``, which every end-to-end test requires to be 0.
+
+Transactions: the API writes publishes in Kafka transactions (api/publisher.py) and the consumer
+reads committed records only, so every transaction leaves one offset with no record (its commit
+marker) in each partition it wrote, after its last record there. A seek back for each would cost
+a round trip per transaction. Each such record carries a ``tx`` header ``{index}/{count}``
+(app/records.py); when the agent applies the last one of its transaction in the partition, one
+marker is owed there. A jump of ``k`` offsets with ``k`` at most the markers owed is passed at
+once (``owed -= k``): the markers follow their transaction's last record, and a record lost to
+the consumer would not be one of them. Any other jump (an aborted transaction's records and its
+marker, a real loss) takes the seek-back path above. The count is stored with the next offset
+(``offset/owed``), so a worker that takes the partition over, or restarts, passes the markers owed
+without a seek too.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from enum import Enum
 from typing import Any
 
 from app import metrics
+from app.records import closes_transaction
 from streams.dead_letter import send_dead_letter
 from tables.codecs import PROGRESS_KEY, dump_progress
 from tables.control import generation, read_progress, use_event, write_values
@@ -54,6 +67,7 @@ class Hole:
     sought: bool = False
     seeks: int = 0
     since: float = 0.0
+    stale: bool = False  # a record fetched before the seek came after it: seek again
 
 
 _UNKNOWN = object()
@@ -68,6 +82,8 @@ class PartitionProgress:
         self.clock = clock
         self.next: dict[int, int | None] = {}
         self.applied: dict[int, int | None] = {}  # ``next`` as of the last batch whose states were written
+        self.owed: dict[int, int] = {}  # commit markers expected after applied records, per partition
+        self.owed_applied: dict[int, int] = {}  # ``owed`` as of the last batch whose states were written
         self.holes: dict[int, Hole] = {}
         self.generation: object = _UNKNOWN
         self.touched: dict[int, Any] = {}  # partition → the batch's last applied event of it
@@ -78,23 +94,32 @@ class PartitionProgress:
         failed before its states were written leaves no trace (its records come again)."""
         if generation != self.generation:
             self.applied.clear()
+            self.owed_applied.clear()
             self.holes.clear()
             self.generation = generation
         self.next = dict(self.applied)
+        self.owed = dict(self.owed_applied)
         self.touched = {}
         self.skipped = 0
 
     def batch_written(self) -> None:
         """The batch's states and markers are stored: its offsets count as applied."""
         self.applied = dict(self.next)
+        self.owed_applied = dict(self.owed)
 
-    def admit(self, event: Any, load: Callable[[], int | None]) -> Admit:
-        """What to do with ``event``; ``load`` reads the partition's stored next offset (called
-        once per partition and generation, with the event's partition current)."""
+    def admit(self, event: Any, load: Callable[[], int | tuple[int, int] | None]) -> Admit:
+        """What to do with ``event``; ``load`` reads the partition's stored next offset, or the next
+        offset and the commit markers owed (called once per partition and generation, with the
+        event's partition current)."""
         partition, offset = event.message.partition, event.message.offset
         nxt = self.next.get(partition, _UNKNOWN)
         if nxt is _UNKNOWN:
-            nxt = self.next[partition] = load()
+            stored = load()
+            if isinstance(stored, tuple):
+                nxt, self.owed[partition] = stored
+            else:
+                nxt = stored
+            self.next[partition] = nxt
         assert nxt is None or isinstance(nxt, int)
         if nxt is not None and offset < nxt:
             self.skipped += 1
@@ -111,7 +136,12 @@ class PartitionProgress:
                 )
                 del self.holes[partition]
             return self._apply(event, partition, offset)
-        # offset > nxt: the records from nxt did not come
+        # offset > nxt: the records from nxt did not come, or nxt..offset-1 are commit markers
+        owed = self.owed.get(partition, 0)
+        if hole is None and offset - nxt <= owed:
+            self.owed[partition] = owed - (offset - nxt)
+            metrics.OFFSET_MARKERS.labels(self.stage).inc(offset - nxt)
+            return self._apply(event, partition, offset)
         if hole is None:
             self.holes[partition] = Hole(nxt, offset)
             metrics.OFFSET_REFETCHES.labels(self.stage).inc()
@@ -129,6 +159,7 @@ class PartitionProgress:
             metrics.OFFSET_HOLES.labels(self.stage).inc(offset - nxt)
             log.info("%s: partition %d: offsets %d..%d hold no record", self.stage, partition, nxt, offset - 1)
             del self.holes[partition]
+            self.owed[partition] = max(0, owed - (offset - nxt))  # some of them may have been markers owed
             return self._apply(event, partition, offset)
         if hole.sought and self.clock() - hole.since > RESEEK_AFTER_S:
             if hole.seeks >= MAX_SEEKS:
@@ -145,22 +176,35 @@ class PartitionProgress:
                 del self.holes[partition]
                 return self._apply(event, partition, offset)
             hole.sought = False  # seek again after this batch
+        elif hole.sought and offset > hole.seen:
+            # Fetched before the seek (after it, the records come from ``expected`` again, and one
+            # at or below ``seen`` ends the hole). Faust moved its read offset past the seek target
+            # with it, so it would drop the records fetched again: seek again after this batch.
+            hole.stale = True
         return Admit.DROP
 
     def _apply(self, event: Any, partition: int, offset: int) -> Admit:
         self.next[partition] = offset + 1
         self.touched[partition] = event
+        if closes_transaction(getattr(event.message, "headers", None)):
+            self.owed[partition] = self.owed.get(partition, 0) + 1
         return Admit.APPLY
 
     def markers(self) -> list[tuple[Any, bytes, bytes]]:
         """``(event, key, value)`` of each partition's new next offset, to write with the states."""
-        return [(event, PROGRESS_KEY, dump_progress(self.next[p] or 0)) for p, event in self.touched.items()]
+        return [
+            (event, PROGRESS_KEY, dump_progress(self.next[p] or 0, self.owed.get(p, 0)))
+            for p, event in self.touched.items()
+        ]
 
     def seeks_due(self) -> dict[int, int]:
         """Partitions to send back, and where to: each hole not yet asked for again. Marks them asked."""
         due = {}
         for partition, hole in self.holes.items():
-            if not hole.sought:
+            if hole.stale:  # the same seek again, not one more try
+                hole.stale, hole.since = False, self.clock()
+                due[partition] = hole.expected
+            elif not hole.sought:
                 hole.sought, hole.since = True, self.clock()
                 hole.seeks += 1
                 due[partition] = hole.expected
@@ -170,6 +214,7 @@ class PartitionProgress:
         """The partition left this worker (a seek found it unassigned)."""
         self.holes.pop(partition, None)
         self.next.pop(partition, None)
+        self.owed.pop(partition, None)
 
 
 async def dead_letter_and_pass(stage: str, progress: PartitionProgress, table: Any, event: Any, reason: str) -> None:

@@ -123,9 +123,20 @@ def is_progress_key(key: bytes) -> bool:
     return key == PROGRESS_KEY
 
 
-def dump_progress(offset: int) -> bytes:
-    return str(offset).encode()
+# With transactions, also the commit markers owed after the applied records ("offset/owed"; a value
+# without "/" owes none), so a worker that takes the partition over passes them without a seek.
+def dump_progress(offset: int, owed: int = 0) -> bytes:
+    return f"{offset}/{owed}".encode() if owed else str(offset).encode()
+
+
+def load_progress_state(raw: bytes | None) -> tuple[int, int] | None:
+    """``(next offset, commit markers owed)`` or None when never written."""
+    if raw is None:
+        return None
+    offset, _, owed = raw.partition(b"/")
+    return int(offset), int(owed or b"0")
 
 
 def load_progress(raw: bytes | None) -> int | None:
-    return None if raw is None else int(raw)
+    state = load_progress_state(raw)
+    return None if state is None else state[0]

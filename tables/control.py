@@ -20,7 +20,7 @@ from faust.types import TP
 
 from app import topics
 from app.faust_app import app, settings
-from tables.codecs import PROGRESS_KEY, load_progress
+from tables.codecs import PROGRESS_KEY, load_progress_state
 
 
 def changelog_name(name: str) -> str:
@@ -159,6 +159,7 @@ async def seek_back(source: Any, partition: int, offset: int) -> bool:
     return True
 
 
-def read_progress(table: Any) -> int | None:
-    """The next source offset the current event's partition must apply (None: never written)."""
-    return load_progress(read_value(table, PROGRESS_KEY))
+def read_progress(table: Any) -> tuple[int, int] | None:
+    """The next source offset the current event's partition must apply and the commit markers owed
+    before it (None: never written)."""
+    return load_progress_state(read_value(table, PROGRESS_KEY))

@@ -1,7 +1,9 @@
-"""Publish: authenticate, authorize, validate, write to Kafka (acks=all), answer 202.
+"""Publish: authenticate, authorize, validate, write to Kafka (acks=all; in a transaction if set), answer 202.
 
 This is the hot path: one cached token lookup, one cached topic lookup, one pydantic
-validation from raw bytes, one produce awaited until the broker acknowledged it.
+validation from raw bytes, one produce awaited until the broker acknowledged it or, with
+TOCSIN_PUBLISH_TRANSACTIONS, until its transaction is committed (the replica's publishes share
+transactions, api/publisher.py).
 :func:`accept_publish` is the one implementation; the ASGI fast path (api/fastpath.py)
 serves it before FastAPI's routing, and the route below serves it otherwise and documents
 it in the OpenAPI document.
@@ -77,7 +79,8 @@ async def accept_publish(
     content_length: str | None,
     receive: Receive,
 ) -> str:
-    """Check, validate and produce one publish; the server's event id once the broker acknowledged it."""
+    """Check, validate and produce one publish; the server's event id once its record is stored
+    (committed, with TOCSIN_PUBLISH_TRANSACTIONS)."""
     principal = await authenticate(state, authorization)
     if principal.organization_id != org_id:
         raise NotFound("not found")  # before anything else: nothing of another organization shows
@@ -135,7 +138,7 @@ async def accept_publish(
     },
     response_model=PublishAccepted,
     responses={
-        202: {"description": "Accepted; the broker acknowledged the event"},
+        202: {"description": "Accepted; the broker has the event's record (committed, with transactions on)"},
         **error_responses(409, 429),  # the topic is INACTIVE; the account's rate on the topic
     },
 )
@@ -154,7 +157,14 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
 
 
 async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timestamp_ms: int) -> None:
-    """Send and wait for the broker's acknowledgement, or fail with 503 within the timeout."""
+    """With TOCSIN_PUBLISH_TRANSACTIONS: return once the record is committed in a transaction
+    (api/publisher.py); :class:`Unavailable` (503) when it will never be, within
+    TOCSIN_PRODUCE_TIMEOUT_SECONDS unless its commit was already asked for (then the commit's
+    outcome decides). Without: send and wait for the broker's acknowledgement, or 503 within the
+    timeout (the record may still be written later and decided: README, Publish guarantee)."""
+    if state.publisher is not None:
+        await state.publisher.publish(state.settings.topic(topic), key, value, timestamp_ms)
+        return
     settings = state.settings
     producer = state.producer
     try:

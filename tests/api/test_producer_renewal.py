@@ -28,6 +28,7 @@ def _state(settings: Settings, producer: Any) -> ApiState:
         engine=None,  # type: ignore[arg-type]
         sessions=None,  # type: ignore[arg-type]
         producer=producer,
+        publisher=None,  # type: ignore[arg-type]
         principals=None,  # type: ignore[arg-type]
         topics=None,  # type: ignore[arg-type]
         federation=None,  # type: ignore[arg-type]

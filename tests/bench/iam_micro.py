@@ -63,6 +63,7 @@ def section_iam(_bench: Any = None) -> dict[str, Any]:
         engine=None,
         sessions=None,
         producer=None,
+        publisher=None,
         principals=cache,
         topics=TTLCache(1.0),
         federation=None,

@@ -11,7 +11,7 @@ import pytest
 
 from app import metrics
 from streams.progress import MAX_SEEKS, RESEEK_AFTER_S, PartitionProgress
-from tables.codecs import PROGRESS_KEY, load_progress
+from tables.codecs import PROGRESS_KEY, dump_progress, load_progress, load_progress_state
 
 
 def _event(partition: int, offset: int) -> Any:
@@ -127,3 +127,131 @@ def test_records_that_never_come_back_are_given_up_as_lost_after_bounded_seeks(
     assert progress.seeks_due() == {}
     assert _sample("tocsin_record_gaps_total", stage="t-lost", partition="0") - lost == 100 + MAX_SEEKS - 50
     assert f"records 50..{100 + MAX_SEEKS - 1} are lost: {MAX_SEEKS} seeks back to 50" in caplog.text
+
+
+# Transactions: the API stamps each record with ``tx = {index}/{count}`` (its place among the
+# transaction's records in its partition); after the last one the partition holds a commit marker.
+
+
+def _tx(partition: int, offset: int, index: int, count: int) -> Any:
+    headers = [("tx", f"{index}/{count}".encode())]
+    return SimpleNamespace(message=SimpleNamespace(partition=partition, offset=offset, headers=headers))
+
+
+def _admit(progress: PartitionProgress, events: list[Any], stored: dict[int, int | None]) -> list[str]:
+    return [progress.admit(e, lambda p=e.message.partition: stored.get(p)).value for e in events]  # type: ignore[misc]
+
+
+def test_commit_markers_after_a_transactions_last_record_are_passed_without_a_seek() -> None:
+    progress = PartitionProgress("t-markers")
+    progress.start_batch(1)
+    passed = _sample("tocsin_offset_markers_total", stage="t-markers")
+    refetches = _sample("tocsin_offset_refetches_total", stage="t-markers")
+    # transaction A: offsets 10, 11 (marker 12); B: 13 (marker 14); C: 15, 16 with D's 17 between
+    # (two producers), then markers 18 (C) and 19 (D); E at 20 (marker 21); a record of no transaction at 22
+    events = [
+        _tx(0, 10, 0, 2),
+        _tx(0, 11, 1, 2),
+        _tx(0, 13, 0, 1),
+        _tx(0, 15, 0, 2),
+        _tx(0, 16, 1, 2),
+        _tx(0, 17, 0, 1),
+        _tx(0, 20, 0, 1),
+        _event(0, 22),
+    ]
+    assert _admit(progress, events, {0: 10}) == ["apply"] * 8
+    assert progress.seeks_due() == {}
+    assert progress.next[0] == 23
+    assert progress.owed[0] == 0
+    assert _sample("tocsin_offset_markers_total", stage="t-markers") == passed + 5
+    assert _sample("tocsin_offset_refetches_total", stage="t-markers") == refetches
+
+
+def test_a_jump_past_the_markers_owed_is_fetched_again() -> None:
+    """An aborted transaction (records and marker) or a loss: more offsets than markers owed."""
+    progress = PartitionProgress("t-markers-more", clock=Clock())
+    progress.start_batch(1)
+    # 10 closes a transaction: one marker owed (11); the record at 12 did not reach the agent, 13 did:
+    # a jump of two offsets with one marker owed
+    assert _admit(progress, [_tx(0, 10, 0, 1), _tx(0, 13, 0, 1)], {0: 10}) == ["apply", "drop"]
+    assert progress.seeks_due() == {0: 11}
+    progress.batch_written()
+    progress.start_batch(1)
+    # the seek brings 12 (the lost record came back; 11 holds no record): applied, then 13
+    assert _admit(progress, [_event(0, 12), _tx(0, 13, 0, 1)], {}) == ["apply", "apply"]
+    assert progress.next[0] == 14
+
+
+def test_an_aborted_transaction_is_a_confirmed_hole() -> None:
+    progress = PartitionProgress("t-markers-abort", clock=Clock())
+    progress.start_batch(1)
+    holes = _sample("tocsin_offset_holes_total", stage="t-markers-abort")
+    # 10 committed (marker 11), aborted records 12-13 and their marker 14, then 15
+    assert _admit(progress, [_tx(0, 10, 0, 1), _tx(0, 15, 0, 1)], {0: 10}) == ["apply", "drop"]
+    assert progress.seeks_due() == {0: 11}
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["apply"]  # the broker has nothing before 15
+    assert _sample("tocsin_offset_holes_total", stage="t-markers-abort") == holes + 4
+    assert progress.owed[0] == 1  # 15's own marker; 10's was in the hole
+    assert _admit(progress, [_event(0, 17)], {}) == ["apply"]
+
+
+def test_records_not_last_of_their_transaction_owe_no_marker() -> None:
+    progress = PartitionProgress("t-markers-none", clock=Clock())
+    progress.start_batch(1)
+    assert _admit(progress, [_tx(0, 10, 0, 3), _tx(0, 11, 1, 3), _tx(0, 13, 2, 3)], {0: 10}) == [
+        "apply",
+        "apply",
+        "drop",
+    ]
+    unreadable = SimpleNamespace(message=SimpleNamespace(partition=1, offset=5, headers=[("tx", b"x")]))
+    assert _admit(progress, [unreadable, _event(1, 7)], {1: 5}) == ["apply", "drop"]
+
+
+def test_owed_markers_follow_the_batch_and_the_generation() -> None:
+    progress = PartitionProgress("t-markers-batch", clock=Clock())
+    progress.start_batch(1)
+    assert _admit(progress, [_tx(0, 10, 0, 1)], {0: 10}) == ["apply"]
+    progress.start_batch(1)  # the attempt failed before its states were written: 10 comes again
+    assert progress.owed.get(0, 0) == 0
+    assert _admit(progress, [_tx(0, 10, 0, 1)], {0: 10}) == ["apply"]
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _admit(progress, [_event(0, 12)], {}) == ["apply"]  # the marker at 11
+    progress.batch_written()
+    assert _admit(progress, [_tx(0, 13, 0, 1)], {}) == ["apply"]
+    (stored,) = [v for _e, k, v in progress.markers() if k == PROGRESS_KEY]
+    assert load_progress_state(stored) == (14, 1), "the marker owed is stored with the next offset"
+    progress.batch_written()
+    progress.start_batch(2)  # a new generation (a restart, a rebalance) reads both again
+    assert _admit(progress, [_event(0, 15)], {0: (14, 1)}) == ["apply"]  # type: ignore[dict-item]
+    progress.start_batch(3)
+    assert _admit(progress, [_event(0, 15)], {0: 14}) == ["drop"], "a value stored without markers owes none"
+
+
+def test_the_progress_value_keeps_its_old_form_without_markers() -> None:
+    assert dump_progress(12) == b"12" and load_progress(b"12") == 12 and load_progress_state(b"12") == (12, 0)
+    assert dump_progress(12, 3) == b"12/3" and load_progress(b"12/3") == 12 and load_progress_state(b"12/3") == (12, 3)
+    assert load_progress_state(None) is None
+
+
+def test_records_fetched_before_the_seek_send_the_consumer_back_again() -> None:
+    """After the seek, Faust still delivers what it had fetched before (past ``seen``), and its read
+    offset moves past the seek target with them, so it would drop the records fetched again: each
+    batch with such records seeks again (not counted as another try)."""
+    clock = Clock()
+    progress = PartitionProgress("t-stale", clock=clock)
+    progress.start_batch(1)
+    assert _run(progress, [(0, 10), (0, 13), (0, 14)], {0: 10}) == ["apply", "drop", "drop"]
+    assert progress.seeks_due() == {0: 11}
+    assert progress.seeks_due() == {}, "asked once"
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 15), (0, 16)], {}) == ["drop", "drop"]  # fetched before the seek
+    assert progress.seeks_due() == {0: 11}, "the same seek again"
+    assert progress.holes[0].seeks == 1
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 11), (0, 12), (0, 13)], {}) == ["apply", "apply", "apply"]
+    assert progress.seeks_due() == {} and not progress.holes

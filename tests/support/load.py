@@ -28,6 +28,7 @@ class SteadyPublisher:
     topic: str
     interval: float = 0.02
     prefix: str = "ev-"
+    timeout: float = 15.0  # the client's wait for one answer
     answers: list[Answer] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -40,7 +41,7 @@ class SteadyPublisher:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=60)
+            self._thread.join(timeout=self.timeout + 45)
             assert not self._thread.is_alive(), "the publisher did not stop"
 
     def _run(self) -> None:
@@ -50,7 +51,7 @@ class SteadyPublisher:
                 body = {"status": "ACTUAL", "data": {"i": i}, "event": {"id": f"{self.prefix}{i}", "name": f"n{i}"}}
                 started = time.monotonic()
                 try:
-                    r = client.post(f"/workflow_topics/{self.topic}/publish", json=body, timeout=15)
+                    r = client.post(f"/workflow_topics/{self.topic}/publish", json=body, timeout=self.timeout)
                     status, code = r.status_code, (r.json().get("code") if r.status_code != 202 else None)
                 except httpx.HTTPError:
                     status, code = 0, None

@@ -1,0 +1,338 @@
+"""Publishes written in Kafka transactions: a 202 only once its record is committed, a 503 only
+when its record will never be committed.
+
+An idempotent producer alone cannot give the spec's rule ("any status but 202 means not
+accepted"): after a produce timeout the record may still sit in the producer's buffer or in the
+broker's socket buffer, be written later and be decided, while the publisher, told 503, sends it
+again. Here every publish of a replica joins the next transaction of a transactional producer;
+the worker reads committed records only (app/faust_app.py), so a record of a transaction that is
+not committed is never decided.
+
+Each of ``lanes`` producers (transactional ids ``<id>-0``, ``<id>-1``, …) has one task that runs
+its transactions one at a time: it takes everything queued (at most ``max_records``), begins a
+transaction, sends all, waits for every acknowledgement and commits; the publishes queued
+meanwhile form the next one, so the cost of a transaction (coordinator round trips, one marker per
+partition) is shared by all the publishes of a busy moment. A second lane takes the next group
+while the first waits for the broker, so the latency of one transaction does not bound the rate.
+
+Each publish waits at most ``timeout`` seconds (TOCSIN_PRODUCE_TIMEOUT_SECONDS) from the moment
+it was queued. When that passes before its transaction was handed to ``commit_transaction`` it
+gives up (the caller answers 503) and its transaction is aborted: the task checks, right before
+the commit and with no await in between, that no publish of the group gave up. Once the commit
+is asked for, every publish of the group waits for its outcome, however long it takes: a 503
+while the commit may still succeed would break the rule. A commit that raises means the
+coordinator refused it (the producer was fenced or the transaction had timed out, and the
+coordinator aborts such a transaction): 503 for the whole group.
+
+A transaction that fails before the commit (a send timed out or failed, a publish gave up) is
+aborted; if the abort does not finish within the timeout (the broker is down) or the producer is
+broken, the producer is replaced by a new one with the same ``transactional_id``: its
+initialization fences the old producer and aborts the old one's open transaction (and the
+transaction coordinator aborts it anyway after the transaction timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from app import metrics
+from app.errors import Unavailable
+from app.partitioner import KeyPartitioner
+from app.records import TX_HEADER
+
+log = logging.getLogger(__name__)
+
+NOT_ACCEPTED = "the event broker is unavailable; the event was not accepted, retry later"
+RETRY_START_SECONDS = 1.0
+
+
+class TransactionalProducer(Protocol):
+    """What the publisher uses of ``aiokafka.AIOKafkaProducer`` (a fake in the unit tests)."""
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    async def partitions_for(self, topic: str) -> Any: ...
+    async def begin_transaction(self) -> None: ...
+    async def commit_transaction(self) -> None: ...
+    async def abort_transaction(self) -> None: ...
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: Any = None,
+        timestamp_ms: Any = None,
+        headers: Any = None,
+    ) -> Any: ...
+
+
+_QUEUED, _SENDING, _COMMITTING = 0, 1, 2
+
+
+@dataclass(eq=False, slots=True)
+class _Publish:
+    topic: str
+    key: bytes
+    value: bytes
+    timestamp_ms: int
+    deadline: float  # loop time
+    future: asyncio.Future[None]
+    stage: int = _QUEUED
+    gave_up: bool = False  # answered 503 (or its request went away) before its transaction's commit
+
+
+def _sender_dead(producer: TransactionalProducer) -> bool:
+    task = getattr(getattr(producer, "_sender", None), "sender_task", None)
+    return task is not None and bool(task.done())
+
+
+@dataclass
+class _Lane:
+    """One transactional producer and the task that runs its transactions, one at a time."""
+
+    index: int
+    producer: TransactionalProducer
+    task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class TransactionalPublisher:
+    make_producer: Callable[[int], TransactionalProducer]  # lane index → producer (its own transactional id)
+    timeout: float
+    max_records: int = 1000
+    lanes: int = 1
+    transactions: int = 0  # committed
+    aborted: int = 0
+    _lanes: list[_Lane] = field(default_factory=list)
+    _queue: deque[_Publish] = field(default_factory=deque)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _retired: set[asyncio.Task[None]] = field(default_factory=set)
+    _partitioner: KeyPartitioner = field(default_factory=KeyPartitioner)
+    _stopping: bool = False
+
+    async def start(self) -> None:
+        """Start the producers (each transactional id fences a previous instance) and their tasks."""
+        try:
+            for index in range(self.lanes):
+                producer = self.make_producer(index)
+                try:
+                    await producer.start()
+                except BaseException:
+                    await producer.stop()
+                    raise
+                self._lanes.append(_Lane(index, producer))
+        except BaseException:
+            for lane in self._lanes:
+                await lane.producer.stop()
+            self._lanes.clear()
+            raise
+        for lane in self._lanes:
+            lane.task = asyncio.create_task(self._run(lane), name=f"publish-transactions-{lane.index}")
+
+    @property
+    def producers(self) -> list[TransactionalProducer]:
+        return [lane.producer for lane in self._lanes]
+
+    async def stop(self) -> None:
+        """Let the transaction in progress end (at most twice the timeout; one still open then is
+        aborted by the coordinator), refuse what is queued, stop the producer."""
+        self._stopping = True
+        self._wake.set()
+        tasks = [lane.task for lane in self._lanes if lane.task is not None]
+        if tasks:
+            try:
+                async with asyncio.timeout(2 * self.timeout):
+                    await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))
+            except TimeoutError:
+                log.warning("a publish transaction was still in progress at shutdown; left to the coordinator")
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        while self._queue:
+            self._refuse_one(self._queue.popleft())
+        for lane in self._lanes:
+            await lane.producer.stop()
+        if self._retired:
+            await asyncio.gather(*self._retired, return_exceptions=True)
+
+    async def publish(self, topic: str, key: bytes, value: bytes, timestamp_ms: int) -> None:
+        """Return once the record is committed; raise :class:`Unavailable` when it never will be."""
+        loop = asyncio.get_running_loop()
+        item = _Publish(topic, key, value, timestamp_ms, loop.time() + self.timeout, loop.create_future())
+        self._queue.append(item)
+        self._wake.set()
+        try:
+            async with asyncio.timeout_at(item.deadline):
+                await asyncio.shield(item.future)
+            return
+        except TimeoutError:
+            if item.stage != _COMMITTING:
+                item.gave_up = True  # its transaction will not be committed
+                raise Unavailable(NOT_ACCEPTED) from None
+        except asyncio.CancelledError:  # the request went away: nobody reads the outcome
+            if item.stage != _COMMITTING:
+                item.gave_up = True
+            else:
+                item.future.add_done_callback(_outcome_unread)
+            raise
+        await item.future  # the commit was asked for: its outcome decides, however long it takes
+
+    async def _run(self, lane: _Lane) -> None:
+        while not self._stopping:
+            while not self._queue and not self._stopping:
+                self._wake.clear()
+                await self._wake.wait()
+            group: list[_Publish] = []
+            now = asyncio.get_running_loop().time()
+            while self._queue and len(group) < self.max_records:
+                item = self._queue.popleft()
+                if not item.gave_up and item.deadline > now:  # one past it gives up: it would abort the group
+                    group.append(item)
+            if group:
+                await self._transact(lane, group)
+
+    async def _transact(self, lane: _Lane, group: list[_Publish]) -> None:
+        producer = lane.producer
+        for item in group:
+            item.stage = _SENDING
+        began = False
+        try:
+            async with asyncio.timeout_at(min(item.deadline for item in group)):
+                headers = await self._stamp(producer, group)
+                await producer.begin_transaction()
+                began = True
+                sends = [
+                    await producer.send(
+                        item.topic,
+                        value=item.value,
+                        key=item.key,
+                        partition=partition,
+                        timestamp_ms=item.timestamp_ms,
+                        headers=[(TX_HEADER, stamp)],
+                    )
+                    for item, (partition, stamp) in zip(group, headers, strict=True)
+                ]
+                await asyncio.gather(*sends)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure before the commit: the group is not accepted
+            self._refuse(group)
+            await self._abort(lane, began, exc)
+            return
+        if any(item.gave_up for item in group):  # a deadline passed during the last send: abort
+            self._refuse(group)
+            await self._abort(lane, began, TimeoutError("a publish of the transaction gave up"))
+            return
+        # No await between the check above and this: no publish of the group can give up any more.
+        for item in group:
+            item.stage = _COMMITTING
+        try:
+            await producer.commit_transaction()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the coordinator refused the commit: it aborts the transaction
+            log.error("the coordinator refused to commit a transaction of %d publishes (%r): 503", len(group), exc)
+            metrics.PUBLISH_TRANSACTIONS.labels("commit_refused").inc()
+            self.aborted += 1
+            self._refuse(group)
+            await self._replace(lane)
+            return
+        self.transactions += 1
+        metrics.PUBLISH_TRANSACTIONS.labels("committed").inc()
+        for item in group:
+            if not item.future.done():
+                item.future.set_result(None)
+
+    async def _stamp(self, producer: TransactionalProducer, group: list[_Publish]) -> list[tuple[int, bytes]]:
+        """Each record's partition and ``tx`` header: ``{index}/{count}`` among the transaction's
+        records in that partition, so the worker knows which record precedes a commit marker."""
+        partitions: dict[str, list[int]] = {}
+        for topic in {item.topic for item in group}:
+            partitions[topic] = sorted(await producer.partitions_for(topic))
+        chosen = [self._partitioner(item.key, partitions[item.topic], partitions[item.topic]) for item in group]
+        counts: dict[tuple[str, int], int] = {}
+        for item, partition in zip(group, chosen, strict=True):
+            counts[item.topic, partition] = counts.get((item.topic, partition), 0) + 1
+        seen: dict[tuple[str, int], int] = {}
+        stamped = []
+        for item, partition in zip(group, chosen, strict=True):
+            index = seen.get((item.topic, partition), 0)
+            seen[item.topic, partition] = index + 1
+            stamped.append((partition, f"{index}/{counts[item.topic, partition]}".encode()))
+        return stamped
+
+    def _refuse(self, group: list[_Publish]) -> None:
+        for item in group:
+            self._refuse_one(item)
+
+    @staticmethod
+    def _refuse_one(item: _Publish) -> None:
+        if item.future.done():
+            return
+        if item.gave_up:
+            item.future.cancel()  # nobody waits for it any more
+        else:
+            item.future.set_exception(Unavailable(NOT_ACCEPTED))
+
+    async def _abort(self, lane: _Lane, began: bool, cause: BaseException) -> None:
+        """End the failed transaction (nothing of it is ever committed: the commit is never asked for);
+        replace the producer when it cannot do so in time or is broken."""
+        self.aborted += 1
+        metrics.PUBLISH_TRANSACTIONS.labels("aborted").inc()
+        log.warning("publish transaction not committed (%r); its publishes were answered 503", cause)
+        if not began:
+            if _sender_dead(lane.producer):
+                await self._replace(lane)
+            return
+        try:
+            async with asyncio.timeout(self.timeout):
+                await lane.producer.abort_transaction()
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a new producer with the same id aborts it instead
+            log.warning("could not abort the publish transaction (%r); replacing the producer", exc)
+        await self._replace(lane)
+
+    async def _replace(self, lane: _Lane) -> None:
+        """A new producer with the same transactional id; tried until one starts (the other lanes
+        go on; publishes queued meanwhile give up at their deadline)."""
+        self._retire(lane.producer)
+        while True:
+            fresh = self.make_producer(lane.index)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await fresh.start()
+            except asyncio.CancelledError:
+                self._retire(fresh)
+                raise
+            except Exception as exc:  # noqa: BLE001 - the broker is unreachable: try again
+                log.warning("could not start a new transactional producer yet (%r)", exc)
+                self._retire(fresh)
+                await asyncio.sleep(RETRY_START_SECONDS)
+                continue
+            lane.producer = fresh
+            log.warning("replaced the transactional producer of lane %d", lane.index)
+            return
+
+    def _retire(self, producer: TransactionalProducer) -> None:
+        task = asyncio.create_task(_stop_quietly(producer))
+        self._retired.add(task)
+        task.add_done_callback(self._retired.discard)
+
+
+def _outcome_unread(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.info("a publish whose request went away was not committed: %r", future.exception())
+
+
+async def _stop_quietly(producer: TransactionalProducer) -> None:
+    try:
+        await producer.stop()
+    except Exception as exc:  # noqa: BLE001 - a retired producer: its failure changes nothing
+        log.warning("a retired transactional producer failed to stop cleanly: %r", exc)

@@ -1,0 +1,321 @@
+"""The transactional publisher (api/publisher.py): publishes share transactions; a 202 only for a
+committed one, a 503 only for one that will never be committed (a fake producer stands in for
+aiokafka's; tests/e2e/test_faults.py runs the real one against a paused broker)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.publisher import TransactionalPublisher
+from app.errors import Unavailable
+from app.records import closes_transaction
+
+TOPIC = "t.publish"
+
+
+@dataclass
+class Record:
+    topic: str
+    key: bytes
+    value: bytes
+    partition: int
+    headers: list[tuple[str, bytes]]
+
+
+@dataclass
+class FakeProducer:
+    """An in-memory transactional producer; the knobs make a step fail or hang."""
+
+    name: str
+    fail_send: bytes | None = None  # the value whose send fails
+    hold_sends: bool = False  # acknowledgements never come
+    commit_gate: asyncio.Event | None = None  # the commit waits for it
+    fail_commit: bool = False
+    hang_abort: bool = False
+    fail_start: bool = False
+    started: bool = False
+    stopped: bool = False
+    in_transaction: bool = False
+    current: list[Record] = field(default_factory=list)
+    committed: list[list[Record]] = field(default_factory=list)
+    aborted: list[list[Record]] = field(default_factory=list)
+
+    async def start(self) -> None:
+        if self.fail_start:
+            raise ConnectionError("broker unreachable")
+        self.started = True
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        return {0, 1, 2, 3}
+
+    async def begin_transaction(self) -> None:
+        assert not self.in_transaction, "one transaction at a time"
+        self.in_transaction, self.current = True, []
+
+    async def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: Any = None,
+        timestamp_ms: Any = None,
+        headers: Any = None,
+    ) -> asyncio.Future[None]:
+        assert self.in_transaction, "a send outside a transaction"
+        self.current.append(Record(topic, key, value, partition, list(headers)))
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if value == self.fail_send:
+            fut.set_exception(ConnectionError("send failed"))
+        elif not self.hold_sends:
+            fut.set_result(None)
+        return fut
+
+    async def commit_transaction(self) -> None:
+        assert self.in_transaction
+        if self.commit_gate is not None:
+            await self.commit_gate.wait()
+        if self.fail_commit:
+            self.in_transaction = False
+            raise RuntimeError("ProducerFenced")
+        self.committed.append(self.current)
+        self.in_transaction = False
+
+    async def abort_transaction(self) -> None:
+        assert self.in_transaction
+        if self.hang_abort:
+            await asyncio.Event().wait()
+        self.aborted.append(self.current)
+        self.in_transaction = False
+
+
+class Producers:
+    """The factory the publisher calls; ``next_knobs`` configure the next producer made."""
+
+    def __init__(self, **knobs: Any) -> None:
+        self.made: list[FakeProducer] = []
+        self.next_knobs = knobs
+
+    def __call__(self, lane: int = 0) -> FakeProducer:
+        producer = FakeProducer(f"p{len(self.made)}", **self.next_knobs)
+        self.made.append(producer)
+        return producer
+
+    def committed_values(self) -> list[bytes]:
+        return [r.value for p in self.made for txn in p.committed for r in txn]
+
+
+async def _publish(publisher: TransactionalPublisher, value: bytes, key: bytes | None = None) -> int:
+    """202 or 503, as the route would answer."""
+    try:
+        await publisher.publish(TOPIC, key or value, value, 1)
+    except Unavailable:
+        return 503
+    return 202
+
+
+async def _started(producers: Producers, wait: float = 0.3, max_records: int = 1000) -> TransactionalPublisher:
+    publisher = TransactionalPublisher(producers, timeout=wait, max_records=max_records)
+    await publisher.start()
+    return publisher
+
+
+async def test_concurrent_publishes_share_one_transaction_with_tx_headers() -> None:
+    producers = Producers()
+    publisher = await _started(producers)
+    try:
+        values = [f"v{i}".encode() for i in range(12)]
+        answers = await asyncio.gather(*(_publish(publisher, v) for v in values))
+        assert answers == [202] * 12
+        (producer,) = producers.made
+        assert len(producer.committed) == 1, "all queued together: one transaction"
+        (txn,) = producer.committed
+        assert sorted(r.value for r in txn) == sorted(values)
+        by_partition: dict[int, list[bytes]] = {}
+        for record in txn:
+            by_partition.setdefault(record.partition, []).append(dict(record.headers)["tx"])
+        assert len(by_partition) > 1, "the keys spread over partitions"
+        for stamps in by_partition.values():
+            n = len(stamps)
+            assert stamps == [f"{i}/{n}".encode() for i in range(n)]
+        last = [r for r in txn if closes_transaction(r.headers)]
+        assert len(last) == len(by_partition), "one record closes the transaction in each partition"
+        assert publisher.transactions == 1 and publisher.aborted == 0
+    finally:
+        await publisher.stop()
+
+
+async def test_one_failed_send_aborts_the_whole_group_and_the_next_one_commits() -> None:
+    producers = Producers(fail_send=b"bad")
+    publisher = await _started(producers)
+    try:
+        answers = await asyncio.gather(*(_publish(publisher, v) for v in (b"a", b"bad", b"c")))
+        assert answers == [503, 503, 503], "not accepted: none of the group is committed"
+        (producer,) = producers.made
+        assert producer.committed == [] and len(producer.aborted) == 1
+        assert await _publish(publisher, b"d") == 202
+        assert producers.committed_values() == [b"d"]
+        assert len(producers.made) == 1, "an aborted transaction keeps the producer"
+    finally:
+        await publisher.stop()
+
+
+async def test_sends_never_acknowledged_give_503_at_the_deadline_and_are_aborted() -> None:
+    producers = Producers(hold_sends=True)
+    publisher = await _started(producers, wait=0.2)
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        answers = await asyncio.gather(*(_publish(publisher, v) for v in (b"a", b"b")))
+        assert answers == [503, 503]
+        assert loop.time() - started < 0.2 + 0.15, "503 at the produce timeout"
+        producer = producers.made[0]
+        deadline = loop.time() + 2
+        while not producer.aborted:  # the abort follows the answers
+            assert loop.time() < deadline, "the transaction was not aborted"
+            await asyncio.sleep(0.01)
+        assert producer.committed == []
+        assert sorted(r.value for r in producer.aborted[0]) == [b"a", b"b"]
+    finally:
+        await publisher.stop()
+
+
+async def test_a_commit_asked_for_is_awaited_past_the_timeout_and_answers_202() -> None:
+    gate = asyncio.Event()
+    producers = Producers(commit_gate=gate)
+    publisher = await _started(producers, wait=0.1)
+    try:
+        pending = asyncio.gather(*(_publish(publisher, v) for v in (b"a", b"b")))
+        await asyncio.sleep(0.3)  # three timeouts pass while the commit is in progress
+        assert not pending.done(), "no 503 while the commit may still succeed"
+        gate.set()
+        assert await pending == [202, 202]
+        assert producers.made[0].aborted == []
+    finally:
+        await publisher.stop()
+
+
+async def test_a_refused_commit_answers_503_for_the_group_and_replaces_the_producer() -> None:
+    producers = Producers(fail_commit=True)
+    publisher = await _started(producers)
+    producers.next_knobs = {}  # only the first producer is refused
+    try:
+        assert await asyncio.gather(*(_publish(publisher, v) for v in (b"a", b"b"))) == [503, 503]
+        assert await _publish(publisher, b"c") == 202
+        assert len(producers.made) == 2 and producers.made[0].stopped
+        assert producers.committed_values() == [b"c"]
+    finally:
+        await publisher.stop()
+
+
+async def test_an_abort_that_hangs_replaces_the_producer() -> None:
+    producers = Producers(fail_send=b"bad", hang_abort=True)
+    publisher = await _started(producers, wait=0.2)
+    try:
+        assert await _publish(publisher, b"bad") == 503
+        producers.next_knobs = {"fail_start": True}  # the broker is still unreachable once
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 3
+        while len(producers.made) < 2:
+            assert loop.time() < deadline, "the producer was not replaced"
+            await asyncio.sleep(0.01)
+        producers.next_knobs = {}
+        deadline = loop.time() + 5
+        while (answer := await _publish(publisher, b"c")) != 202:  # 503 until a new producer started
+            assert answer == 503
+            assert loop.time() < deadline, "no producer started again"
+        assert producers.made[0].stopped and producers.made[1].stopped  # the one that failed to start too
+        assert producers.committed_values() == [b"c"]
+        assert producers.made[0].committed == []
+    finally:
+        await publisher.stop()
+
+
+async def test_publishes_queued_during_a_transaction_form_the_next_and_given_up_ones_are_not_sent() -> None:
+    gate = asyncio.Event()
+    producers = Producers(commit_gate=gate)
+    publisher = await _started(producers, wait=0.2)
+    try:
+        first = asyncio.ensure_future(_publish(publisher, b"first"))
+        await asyncio.sleep(0.05)  # the first transaction is committing
+        late = asyncio.ensure_future(_publish(publisher, b"late"))
+        assert await late == 503, "queued past its deadline behind a slow commit"
+        queued = [asyncio.ensure_future(_publish(publisher, v)) for v in (b"q1", b"q2")]
+        await asyncio.sleep(0)
+        gate.set()
+        assert await first == 202
+        assert await asyncio.gather(*queued) == [202, 202]
+        committed = producers.made[0].committed
+        assert [[r.value for r in txn] for txn in committed] == [[b"first"], [b"q1", b"q2"]]
+        assert b"late" not in producers.committed_values(), "a publish answered 503 is never sent"
+    finally:
+        await publisher.stop()
+
+
+async def test_max_records_bounds_a_transaction() -> None:
+    producers = Producers()
+    publisher = await _started(producers, max_records=4)
+    try:
+        assert await asyncio.gather(*(_publish(publisher, f"v{i}".encode()) for i in range(10))) == [202] * 10
+        assert [len(txn) for txn in producers.made[0].committed] == [4, 4, 2]
+    finally:
+        await publisher.stop()
+
+
+async def test_stop_lets_the_transaction_in_progress_end_and_refuses_what_is_queued() -> None:
+    producers = Producers(hold_sends=True)
+    publisher = await _started(producers, wait=0.5)
+    in_flight = asyncio.ensure_future(_publish(publisher, b"a"))
+    await asyncio.sleep(0.05)
+    queued = asyncio.ensure_future(_publish(publisher, b"b"))
+    await asyncio.sleep(0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await publisher.stop()
+    assert loop.time() - started < 2 * 0.5
+    assert await in_flight == 503 and await queued == 503
+    assert producers.made[0].stopped and producers.made[0].committed == []
+    assert len(producers.made[0].aborted) == 1
+
+
+async def test_stop_waits_for_a_commit_in_progress() -> None:
+    gate = asyncio.Event()
+    producers = Producers(commit_gate=gate)
+    publisher = await _started(producers, wait=0.5)
+    in_flight = asyncio.ensure_future(_publish(publisher, b"a"))
+    await asyncio.sleep(0.05)
+    stopping = asyncio.ensure_future(publisher.stop())
+    await asyncio.sleep(0.1)
+    assert not stopping.done()
+    gate.set()
+    await stopping
+    assert await in_flight == 202
+    assert producers.committed_values() == [b"a"]
+
+
+async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> None:
+    gate = asyncio.Event()
+    made: dict[int, FakeProducer] = {}
+
+    def factory(lane: int) -> FakeProducer:
+        made[lane] = FakeProducer(f"lane{lane}", commit_gate=gate if lane == 0 else None)
+        return made[lane]
+
+    publisher = TransactionalPublisher(factory, timeout=1.0, lanes=2)
+    await publisher.start()
+    try:
+        assert sorted(made) == [0, 1] and all(p.started for p in made.values())
+        slow = asyncio.ensure_future(_publish(publisher, b"slow"))
+        await asyncio.sleep(0.05)  # a lane is committing "slow" and waits for the gate
+        assert await _publish(publisher, b"fast") == 202, "the other lane commits meanwhile"
+        assert not slow.done()
+        gate.set()
+        assert await slow == 202
+        committed = {name: [r.value for t in p.committed for r in t] for name, p in made.items()}
+        assert sorted(committed.values()) == [[b"fast"], [b"slow"]]
+    finally:
+        await publisher.stop()
