@@ -208,8 +208,10 @@ def cmd_run(settings: Settings, org_name: str) -> None:
         cmd_migrate(settings)
         created = asyncio.run(_bootstrap(settings, org_name, only_if_empty=True))
         env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
-        # Local webhook receivers (http on loopback) are allowed here unless set otherwise.
-        env.setdefault("TOCSIN_ALLOW_PRIVATE_NETWORKS", "true")
+        # Webhooks to a local receiver need an explicit, narrow allowance (never private networks):
+        # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (README, Configuration).
+        if settings.loopback_targets:
+            _say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
         for role in ("api", "worker"):
             _say(f"starting {role}")
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))

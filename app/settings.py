@@ -121,6 +121,33 @@ class Settings(BaseSettings):
     auth_prefix: str = "/auth"
     default_audience: str = "http://127.0.0.1:8080"
     allow_private_networks: bool = False
+    # Local development: loopback receivers a webhook may reach over plain http without opening
+    # private networks (`127.0.0.1:9000,localhost:9001`, loopback hosts only). Link-local and
+    # cloud metadata addresses are refused whatever is set.
+    loopback_targets: Annotated[tuple[str, ...], NoDecode] = ()
+
+    @field_validator("loopback_targets", mode="before")
+    @classmethod
+    def _parse_loopback_targets(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        out = []
+        for part in (p.strip() for p in value.split(",")):
+            if not part:
+                continue
+            host, _, port = part.rpartition(":")
+            host = host.strip("[]").lower()
+            if host not in ("localhost", "127.0.0.1", "::1") or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(
+                    f"TOCSIN_LOOPBACK_TARGETS: {part!r} is not a loopback host:port (localhost, 127.0.0.1 or [::1])"
+                )
+            out.append(f"{host}:{int(port)}")
+        return tuple(out)
+
+    @property
+    def loopback_ports(self) -> frozenset[int]:
+        return frozenset(int(t.rpartition(":")[2]) for t in self.loopback_targets)
+
     oidc_ca_file: str | None = None
     jwks_cache_seconds: float = Field(default=300.0, ge=1)
     jwks_unknown_kid_refetch_seconds: float = Field(default=60.0, ge=0)

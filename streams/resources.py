@@ -54,6 +54,7 @@ def make_executor(kind: str, settings: Settings) -> Executor:
             allow_private_networks=settings.allow_private_networks,
             ca_file=settings.oidc_ca_file,
             max_connections=settings.delivery_concurrency,
+            loopback_ports=settings.loopback_ports,
         )
     if kind == "EMAIL":
         password = settings.smtp_password.get_secret_value() if settings.smtp_password else None

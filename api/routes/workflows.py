@@ -139,7 +139,11 @@ async def _checked(
                 (f"actions.{index}.group_ids", action.group_ids),
             )
         elif isinstance(action, SendWebhook):
-            problem = webhook_url_problem(action.url, allow_http=state.settings.allow_private_networks)
+            problem = webhook_url_problem(
+                action.url,
+                allow_http=state.settings.allow_private_networks,
+                loopback_ports=state.settings.loopback_ports,
+            )
             if problem:
                 raise _invalid(f"actions.{index}.url", problem)
             stored["secret"] = _secret(index, action, previous)

@@ -127,9 +127,18 @@ def stamped(text: str, mode: str, decision: str) -> str:
     return f"{_STAMPS.get(mode, '')}{release}{text}"
 
 
-def webhook_url_problem(url: str, *, allow_http: bool) -> str | None:
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def loopback_http_allowed(host: str | None, port: int | None, loopback_ports: frozenset[int]) -> bool:
+    """Plain http to a named loopback receiver whose port the operator listed (``TOCSIN_LOOPBACK_TARGETS``)."""
+    return host is not None and host.lower() in LOOPBACK_NAMES and (port or 80) in loopback_ports
+
+
+def webhook_url_problem(url: str, *, allow_http: bool, loopback_ports: frozenset[int] = frozenset()) -> str | None:
     """Why a webhook URL cannot be saved (None when it can): an absolute https URL with a host
-    and no credentials; plain http only where private networks are allowed (tests, ``make run``).
+    and no credentials; plain http only where private networks are allowed (tests) or to a
+    loopback receiver listed in ``TOCSIN_LOOPBACK_TARGETS`` (local development).
     Where it points is checked at every delivery by the SSRF guard, on the address connected to."""
     if any(c <= " " or c == "\x7f" for c in url):
         # urlsplit drops leading spaces and every tab or newline: what is saved must be what is parsed
@@ -138,7 +147,12 @@ def webhook_url_problem(url: str, *, allow_http: bool) -> str | None:
         parsed = urlsplit(url)
     except ValueError:  # ``http://[::1``, a bracketed host that is no IP, a netloc that NFKC changes
         return "the webhook URL is malformed"
-    if parsed.scheme not in ("https", "http") or (parsed.scheme == "http" and not allow_http):
+    try:
+        port = parsed.port
+    except ValueError:
+        return "the port of the webhook URL is malformed"
+    http_ok = allow_http or loopback_http_allowed(parsed.hostname, port, loopback_ports)
+    if parsed.scheme not in ("https", "http") or (parsed.scheme == "http" and not http_ok):
         return "a webhook URL is https" + (" (or http where private networks are allowed)" if allow_http else "")
     if not parsed.hostname:
         return "a webhook URL has a host"

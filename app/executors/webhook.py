@@ -20,9 +20,11 @@ class WebhookExecutor:
         allow_private_networks: bool,
         ca_file: str | None = None,
         max_connections: int = 64,
+        loopback_ports: frozenset[int] = frozenset(),
     ) -> None:
         self._fetcher = SafePoster(
             allow_private_networks=allow_private_networks,
+            loopback_ports=loopback_ports,
             connect_timeout=min(5.0, timeout_s),
             read_timeout=timeout_s,
             max_bytes=64 * 1024,

@@ -34,6 +34,7 @@ from typing import Any, Self
 import httpcore
 import httpx
 
+from app.domain.workflow import loopback_http_allowed
 from app.errors import TocsinError
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -103,6 +104,28 @@ class FetchRefused(TocsinError):
 class TargetRefused(FetchRefused):
     """The target itself is refused (scheme, credentials, malformed URL, a forbidden address):
     no retry can change that, unlike a timeout or a connection failure."""
+
+
+# Refused even where private networks are allowed: link-local addresses (where every cloud's
+# instance metadata answers, 169.254.169.254 among them) and the providers' other metadata addresses.
+_ALWAYS_DENY: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = (
+    (_V4("169.254.0.0/16"), "link-local (cloud metadata)"),
+    (_V4("100.100.100.200/32"), "cloud metadata"),
+    (_V6("fe80::/10"), "link-local"),
+    (_V6("fd00:ec2::254/128"), "cloud metadata"),
+)
+
+
+def never_allowed(ip: IPAddress) -> str | None:
+    """Why ``ip`` is refused whatever the settings (metadata and link-local), or ``None``."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            return never_allowed(embedded[1])
+    for net, label in _ALWAYS_DENY:
+        if ip.version == net.version and ip in net:
+            return label
+    return None
 
 
 def forbidden_reason(ip: IPAddress) -> str | None:
@@ -204,8 +227,11 @@ async def system_resolver(host: str, port: int) -> list[str]:
 class _CheckedBackend(httpcore.AsyncNetworkBackend):
     """Resolves once, checks every address, then connects to exactly the checked address."""
 
-    def __init__(self, *, allow_private_networks: bool, resolver: Resolver) -> None:
+    def __init__(
+        self, *, allow_private_networks: bool, resolver: Resolver, loopback_ports: frozenset[int] = frozenset()
+    ) -> None:
         self._allow_private = allow_private_networks
+        self._loopback_ports = loopback_ports
         self._resolver = resolver
         self._inner = httpcore.AnyIOBackend()
 
@@ -250,11 +276,12 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
             addresses: list[IPAddress] = [literal]
         else:
             addresses = await self._resolve(host, port, limit)
-        if not self._allow_private:
-            for ip in addresses:
+        for ip in addresses:
+            why = never_allowed(ip)
+            if why is None and not self._allow_private and not (ip.is_loopback and port in self._loopback_ports):
                 why = forbidden_reason(ip)
-                if why is not None:
-                    raise TargetRefused(f"{host} -> {ip}: {why} address refused")
+            if why is not None:
+                raise TargetRefused(f"{host} -> {ip}: {why} address refused")
         return addresses
 
     async def _resolve(self, host: str, port: int, limit: float | None) -> list[IPAddress]:
@@ -273,16 +300,20 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
             raise FetchRefused(f"resolver answered a non-address for {host}: {answers!r}") from exc
 
 
-def _target(url: str, *, allow_http: bool = False) -> tuple[httpcore.URL, bytes]:
+def _target(
+    url: str, *, allow_http: bool = False, loopback_ports: frozenset[int] = frozenset()
+) -> tuple[httpcore.URL, bytes]:
     """Validate ``url`` and split it into the request URL and its ``Host`` header (``http`` only
-    when ``allow_http``: webhooks to loopback receivers where private networks are allowed)."""
+    when ``allow_http``, where private networks are allowed, or to a named loopback receiver on a
+    port in ``loopback_ports``)."""
     if len(url) > MAX_URL_LENGTH:
         raise TargetRefused("URL too long")
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         raise TargetRefused(f"malformed URL: {exc}") from exc
-    if parsed.scheme != "https" and not (allow_http and parsed.scheme == "http"):
+    http_ok = allow_http or loopback_http_allowed(parsed.host, parsed.port, loopback_ports)
+    if parsed.scheme != "https" and not (http_ok and parsed.scheme == "http"):
         raise TargetRefused(f"scheme {parsed.scheme!r} refused: https only")
     if parsed.userinfo:
         raise TargetRefused("credentials in the URL refused")
@@ -440,10 +471,14 @@ class SafePoster:
         resolver: Resolver | None = None,
         ca_file: str | None = None,
         idle_per_origin: int = 16,
+        loopback_ports: frozenset[int] = frozenset(),
     ) -> None:
         self._allow_http = allow_private_networks
+        self._loopback_ports = loopback_ports
         self._backend = _CheckedBackend(
-            allow_private_networks=allow_private_networks, resolver=resolver or system_resolver
+            allow_private_networks=allow_private_networks,
+            resolver=resolver or system_resolver,
+            loopback_ports=loopback_ports,
         )
         self._connect_timeout, self._read_timeout, self._max_bytes = connect_timeout, read_timeout, max_bytes
         self._ssl = ssl.create_default_context()
@@ -461,7 +496,7 @@ class SafePoster:
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         """POST ``body`` to ``url`` once; raises :class:`FetchRefused` for a refused target, a
         timeout or a connection failure."""
-        target, host_header = _target(url, allow_http=self._allow_http)
+        target, host_header = _target(url, allow_http=self._allow_http, loopback_ports=self._loopback_ports)
         https = target.scheme == b"https"
         origin = (target.scheme, target.host, target.port or (443 if https else 80))
         head = b"".join(
