@@ -19,6 +19,7 @@ from app.kafka_local import LocalKafka
 from app.postgres_local import LocalPostgres, find_pg_bin
 from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher
+from tests.support.scaling import assert_no_gaps
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
@@ -128,6 +129,7 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
             f"aiokafka ERROR lines logged {library_lines}; "
             f"{time.monotonic() - started:.0f} s"
         )
+        assert_no_gaps(stack)
     finally:
         for p in publishers:
             p.stop()
@@ -207,6 +209,7 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
             f"{len(answers)} publishes, {len(accepted)} accepted (202), {len(refused)} refused (503); every "
             f"accepted event has its one incident; 0 refused publishes decided; {time.monotonic() - started:.0f} s"
         )
+        assert_no_gaps(stack)
     finally:
         for p in publishers:
             p.stop()
@@ -216,7 +219,9 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
 
 def test_database_stopped_answers_503_and_writes_nothing_half(tmp_path: Path, kafka: LocalKafka) -> None:
     if find_pg_bin() is None:
-        pytest.skip("no PostgreSQL server binaries (.ci/run installs them; CI never skips: see conftest)")
+        if os.environ.get("CI"):
+            pytest.fail("CI must install PostgreSQL (.ci/run does): no server binaries found")
+        pytest.skip("no PostgreSQL server binaries (.ci/run installs them; CI never skips)")
     started = time.monotonic()
     pg = LocalPostgres(tmp_path / "pg")
     pg.start()
@@ -271,6 +276,7 @@ def test_database_stopped_answers_503_and_writes_nothing_half(tmp_path: Path, ka
             f"with Retry-After; the refused create was not written; every accepted event has its one incident "
             f"(0 lost, 0 duplicated); {time.monotonic() - started:.0f} s"
         )
+        assert_no_gaps(stack)
     finally:
         if publisher is not None:
             publisher.stop()
@@ -310,6 +316,7 @@ def test_api_and_worker_started_before_the_broker_wait_for_it(tmp_path: Path) ->
             f"ready {ready_after:.1f} s after the broker came up, first publish → incident; "
             f"{time.monotonic() - started:.0f} s"
         )
+        assert_no_gaps(stack)
     finally:
         stack.stop()
         broker.stop()
