@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -71,3 +72,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             proc.kill()
         print(f"\nprocesses left running by the tests (now killed): {names}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str | None:
+    """The database a test module's stacks run on: SQLite (None: the stack's own file) or a fresh
+    database on the session's PostgreSQL cluster. A module that takes it runs once on each."""
+    if request.param == "sqlite":
+        return None
+    server: LocalPostgres = request.getfixturevalue("postgres")
+    name = "m_" + "".join(c if c.isalnum() else "_" for c in request.module.__name__.rsplit(".", 1)[-1])[:50]
+    return server.create_database(f"{name}_{os.getpid()}")
+
+
+@pytest.fixture
+def fresh_database(database: str | None, request: pytest.FixtureRequest) -> str | None:
+    """Like ``database`` (the module runs on each), but a database of its own for every test: for
+    tests that start their own stacks and read the whole database."""
+    if database is None:
+        return None
+    server: LocalPostgres = request.getfixturevalue("postgres")
+    return server.create_database(f"t_{uuid.uuid4().hex[:16]}")

@@ -185,8 +185,8 @@ def _token_for(world: World, client: httpx.Client, name: str, bindings: list[dic
 
 
 @pytest.fixture(scope="module")
-def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    stack = Stack(tmp_path_factory.mktemp("matrix"), kafka.bootstrap)
+def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[World]:
+    stack = Stack(tmp_path_factory.mktemp("matrix"), kafka.bootstrap, database_url=database)
     stack.bootstrap()
     other = subprocess.run(
         [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other"],

@@ -18,8 +18,8 @@ METRIC = {"type": "METRIC", "rules": [{"metric_name": "level", "threshold": 10}]
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("profiles"), kafka.bootstrap)
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("profiles"), kafka.bootstrap, database_url=database)
     stack.bootstrap()
     stack.start_api()
     yield stack

@@ -37,8 +37,8 @@ PUSH = {"type": "SEND_PUSH_NOTIFICATION"}
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("input-limits"), kafka.bootstrap, extra_env=LIMITS)
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("input-limits"), kafka.bootstrap, extra_env=LIMITS, database_url=database)
     stack.bootstrap()
     stack.start_api()
     with stack.client() as c:

@@ -27,8 +27,8 @@ HOOK = [{"type": "SEND_WEBHOOK", "url": "https://hooks.example.com/x"}]
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("topic-changes"), kafka.bootstrap)
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("topic-changes"), kafka.bootstrap, database_url=database)
     stack.bootstrap()
     stack.start_api()
     yield stack

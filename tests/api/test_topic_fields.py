@@ -37,8 +37,8 @@ REFUSED = [
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("topic-fields"), kafka.bootstrap)
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("topic-fields"), kafka.bootstrap, database_url=database)
     stack.bootstrap()
     stack.start_api()
     yield stack

@@ -21,8 +21,8 @@ GOOD = {"status": "ACTUAL", "data": {"magnitude": 5}}
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("topic-identity"), kafka.bootstrap)
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("topic-identity"), kafka.bootstrap, database_url=database)
     stack.bootstrap()
     stack.start_api()
     yield stack

@@ -25,8 +25,10 @@ HOOK = "https://hooks.example.com/tocsin"
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("workflows"), kafka.bootstrap)  # private networks not allowed
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database: str | None) -> Iterator[Stack]:
+    stack = Stack(
+        tmp_path_factory.mktemp("workflows"), kafka.bootstrap, database_url=database
+    )  # private networks not allowed
     stack.bootstrap()
     stack.start_api()
     with stack.client() as c:

@@ -38,8 +38,8 @@ def setup_incident_workflow(client: httpx.Client, key: str = "quake") -> dict[st
     return {"topic": topic.json()["id"], "book": book.json()["id"], "workflow": workflow.json()["id"]}
 
 
-def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack]) -> None:
-    stack = stack_factory().start()
+def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack], fresh_database: str | None) -> None:
+    stack = stack_factory(database_url=fresh_database).start()
     with stack.client() as client:
         ids = setup_incident_workflow(client)
         accepted = client.post(
@@ -73,10 +73,12 @@ def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack]
         assert considered["actions"][0]["outcome"] == "requested"
 
 
-def test_drill_publish_does_not_run_actual_workflow(stack_factory: Callable[..., Stack]) -> None:
+def test_drill_publish_does_not_run_actual_workflow(
+    stack_factory: Callable[..., Stack], fresh_database: str | None
+) -> None:
     # One partition: the incident sink takes the DRILL's actions (if any) before the ACTUAL's, so
     # once the ACTUAL publish's incident is stored, a DRILL incident would be stored too.
-    stack = stack_factory(partitions=1).start()
+    stack = stack_factory(partitions=1, database_url=fresh_database).start()
     with stack.client() as client:
         setup_incident_workflow(client)
         drill = client.post("/workflow_topics/quake/publish", json={"status": "DRILL", "data": {}})
@@ -94,7 +96,7 @@ def test_drill_publish_does_not_run_actual_workflow(stack_factory: Callable[...,
 
 
 def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
-    stack_factory: Callable[..., Stack],
+    stack_factory: Callable[..., Stack], fresh_database: str | None
 ) -> None:
     """1000 BYPASS publishes with distinct ``event.id``s, the worker killed with SIGKILL in the
     middle: the effects must be those of an undisturbed run, one incident per event whose
@@ -102,7 +104,7 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
     redelivered record) would not make a second incident (same ``event.id``: a timeline update),
     so the timeline entries and the sink's ``updated=`` are what is counted."""
     total = 1000
-    stack = stack_factory().start()
+    stack = stack_factory(database_url=fresh_database).start()
     with stack.client() as client:
         setup_incident_workflow(client)
     sent: dict[str, str] = {}  # publisher event.id → server event id
@@ -153,7 +155,9 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
     entries = entries_per_event(stack)
     undisturbed = Counter({(f"ev-{i}", "CREATED"): 1 for i in range(total)})
     extra = entries - undisturbed
-    assert entries == undisturbed, f"timeline entries beyond one CREATED per event: {sorted(extra.items())[:5]}"
+    assert entries == undisturbed, (
+        f"timeline entries beyond one CREATED per event: {sorted(extra.items(), key=str)[:5]}"
+    )
     totals = sink_totals(stack.worker_logs)
     assert (totals["created"], totals["updated"]) == (total, 0), totals
     # Every decision logged for an accepted event (twice when redelivered and decided again) is NOTIFY.
