@@ -33,7 +33,7 @@ from app import records
 from app.domain.control import policy_type
 from app.domain.ids import new_id
 from app.domain.limits import publish_violations
-from app.domain.publish import PublishRequest, publish_record, state_key
+from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record, state_key
 from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
 from app.store.workflows import find_topic
 from app.topics import IDEMPOTENCY, PUBLISH
@@ -119,7 +119,7 @@ async def accept_publish(
         # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
         # per publish status: an exercise never suppresses a real event (nor the other way round).
         record["state_key"] = key
-        idem_key = f"{org_id}/{ref.id}/{payload.status.value}/{payload.attributes.idempotency_key}"
+        idem_key = idempotency_stage_key(org_id, ref.id, payload.status.value, payload.attributes.idempotency_key)
         await _produce(state, IDEMPOTENCY, idem_key.encode(), records.encode(record), accepted_ms)
     else:
         await _produce(state, PUBLISH, key.encode(), records.encode(record), accepted_ms)

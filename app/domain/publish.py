@@ -79,6 +79,13 @@ def state_key(org_id: str, topic_id: str, status: str, partition: str) -> str:
     return f"{org_id}/{topic_id}/{status}/{partition}"
 
 
+def idempotency_stage_key(org_id: str, topic_id: str, status: str, idempotency_key: str) -> str:
+    """Kafka key of a publish carrying ``attributes.idempotency_key``: one key space per organization,
+    topic and publish status (shared by the topic's publishers), so an exercise never suppresses a
+    real event, whatever the partition key."""
+    return f"{org_id}/{topic_id}/{status}/{idempotency_key}"
+
+
 def publish_record(
     *, event_id: str, org_id: str, topic_id: str, request: PublishRequest, accepted_ms: int
 ) -> dict[str, Any]:
