@@ -11,7 +11,7 @@ import pytest
 
 from app.kafka_local import LocalKafka
 from app.postgres_local import LocalPostgres, find_pg_bin
-from tests.support.scaling import assert_no_gaps
+from tests.support.scaling import Churn, assert_no_gaps, churn_workers
 from tests.support.stack import Stack
 
 
@@ -93,3 +93,11 @@ def fresh_database(database: str | None, request: pytest.FixtureRequest) -> str 
         return None
     server: LocalPostgres = request.getfixturevalue("postgres")
     return server.create_database(f"t_{uuid.uuid4().hex[:16]}")
+
+
+@pytest.fixture
+def worker_churn() -> Callable[..., Churn]:
+    """Run the scaling scenario (two workers join, one is killed with ``kill -9`` and restarted on
+    its data directory) around a test's own load: ``worker_churn(stack, flowed)``, where ``flowed()``
+    counts the load so far (tests/support/scaling.py: churn_workers)."""
+    return churn_workers

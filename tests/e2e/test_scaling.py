@@ -15,7 +15,14 @@ import pytest
 
 from app.domain.webhooks import new_secret
 from tests.support.receiver import webhook_receiver
-from tests.support.scaling import METRIC_PROFILE, MetricLoad, assert_no_gaps, decision_lines, refetch_lines
+from tests.support.scaling import (
+    METRIC_PROFILE,
+    Churn,
+    MetricLoad,
+    assert_no_gaps,
+    decision_lines,
+    refetch_lines,
+)
 from tests.support.stack import Stack, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -52,7 +59,7 @@ def _setup(stack: Stack, base: str) -> None:
 
 @pytest.mark.parametrize("run", [1, 2])
 def test_scale_1_to_3_workers_with_kill_9_and_restart_under_load(
-    stack_factory: Callable[..., Stack], tmp_path: Path, run: int
+    stack_factory: Callable[..., Stack], worker_churn: Callable[..., Churn], tmp_path: Path, run: int
 ) -> None:
     started = time.monotonic()
     stack = stack_factory(partitions=4, extra_env=ENV).start()
@@ -60,21 +67,8 @@ def test_scale_1_to_3_workers_with_kill_9_and_restart_under_load(
         _setup(stack, base)
         load = MetricLoad(stack, "levels", keys=40, per_key=1000, rate=100.0).start()
         wait_for(lambda: load.done() >= 200, 60, "200 publishes before the others join", 0.05)
-        joined_at = load.done()
-        stack.start_worker(stack.worker_data_dir("w2"))
-        stack.start_worker(stack.worker_data_dir("w3"))
-        stack.wait_worker_ready(1)
-        stack.wait_worker_ready(2)
-        # a few seconds after the group settled with three members, one of the newcomers dies
-        settled_at = load.done()
-        wait_for(lambda: load.done() >= settled_at + 300, 60, "300 more publishes", 0.05)
-        killed_at = load.done()
-        stack.kill_worker(2)
-        wait_for(lambda: load.done() >= killed_at + 200, 60, "200 more publishes", 0.05)
-        stack.start_worker(stack.worker_data_dir("w3"))  # back on its own data directory
-        restarted_at = load.done()
-        stack.wait_worker_ready(3)
-        wait_for(lambda: load.done() >= restarted_at + 300, 60, "300 more publishes", 0.05)
+        churn = worker_churn(stack, load.done)
+        joined_at, killed_at, restarted_at = churn.joined, churn.killed, churn.restarted
         load.stop()
         total = load.done()
         assert joined_at < killed_at < restarted_at < total, "the churn did not happen while the load flowed"

@@ -16,13 +16,13 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from tests.support.stack import Stack
+from tests.support.stack import Stack, wait_for
 
 THRESHOLD = 10.0
 EXIT_STABLE_LIMIT = 3
@@ -235,3 +235,39 @@ def assert_no_gaps(stack: Stack) -> None:
             except httpx.HTTPError:
                 continue  # a worker not serving its port (starting, stopping): its log was read above
             assert gaps == 0, f"record gaps on {url}/metrics"
+
+
+@dataclass
+class Churn:
+    """How much load had flowed (the caller's counter) when each change of the worker group happened."""
+
+    joined: int
+    killed: int
+    restarted: int
+    settled: int
+
+
+def churn_workers(stack: Stack, flowed: Callable[[], int], step: int = 200) -> Churn:
+    """The scaling scenario any e2e test can run around its own load (``flowed`` counts it, e.g.
+    publishes answered): with one worker running, two more join; once the group settled, one of
+    the newcomers is killed with ``kill -9`` and, a little later, restarted on its own data
+    directory; returns once the restarted worker is ready and ``step`` more units have flowed."""
+
+    def after(n: int, what: str) -> int:
+        start = flowed()
+        wait_for(lambda: flowed() >= start + n, 120, what, 0.05)
+        return flowed()
+
+    joined = flowed()
+    first = len(stack.workers)
+    stack.start_worker(stack.worker_data_dir(f"w{first + 1}"))
+    stack.start_worker(stack.worker_data_dir(f"w{first + 2}"))
+    stack.wait_worker_ready(first)
+    stack.wait_worker_ready(first + 1)
+    killed = after(int(step * 1.5), "more load once the group settled")
+    stack.kill_worker(first + 1)
+    restarted = after(step, "more load after the kill -9")
+    stack.start_worker(stack.worker_data_dir(f"w{first + 2}"))  # back on its own data directory
+    stack.wait_worker_ready(len(stack.workers) - 1)
+    settled = after(int(step * 1.5), "more load after the restart")
+    return Churn(joined, killed, restarted, settled)
