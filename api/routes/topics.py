@@ -407,7 +407,8 @@ async def update_topic(
     keep their state and follow the new thresholds from their next event, except that a change of
     policy type ends them: their open incidents are resolved here (reason ``policy_changed``), and
     the worker releases each episode before deciding its key's next record (README, "Event
-    control"). A change of ``fields`` that would disable workflows is refused (``409``)."""
+    control"). A change of ``fields`` that would disable the caller's own workflows is refused
+    (``409``); receivers' workflows it breaks are set INACTIVE, each told in its own audit log."""
     row, principal = access.topic, access.principal
     # the fields sent, each whole (a nested object's defaults included, as a create stores them)
     full = body.model_dump(mode="json")
@@ -423,9 +424,14 @@ async def update_topic(
         changes.pop("control_policy_profile")
         row.spec = {k: v for k, v in row.spec.items() if k != "control_policy_profile"}
     row.spec = {**row.spec, **changes}
+    broken_elsewhere: list[tuple[str, str]] = []
     if "fields" in changes:
-        await _refuse_disabling_workflows(session, org_id, row, old_fields)
+        broken_elsewhere = await _refuse_disabling_workflows(session, org_id, row, old_fields)
+        if broken_elsewhere:
+            await _deactivate_receivers_workflows(session, org_id, row, broken_elsewhere)
     detail: dict[str, Any] = {"fields": sorted(body.model_fields_set)}
+    if broken_elsewhere:
+        detail["receivers_workflows_deactivated"] = len(broken_elsewhere)
     new_type = declared_type(row.spec.get("control_policy_profile"))
     if new_type != old_type:
         # The open episodes end: their incidents are resolved now, with the reason, and the worker
@@ -437,41 +443,73 @@ async def update_topic(
     audit.record(session, principal, "update", "workflow_topic", row.id, detail)
     await session.commit()
     await state.config_changed(org_id, "workflow_topic")
+    for other_org in sorted({o for o, _w in broken_elsewhere}):
+        await state.config_changed(other_org, "workflow")
     return topic_out(row)
 
 
 async def _refuse_disabling_workflows(
     session: SessionDep, org_id: str, row: WorkflowTopic, old_fields: list[dict[str, Any]]
-) -> None:
-    """``409`` when the topic's new ``fields`` (already in ``row.spec``) would silently disable a
-    workflow of the topic: a filter on a field removed or retyped, an operator no longer allowed,
-    sites without a site field. It names the caller's own workflows and their problems, and only
-    counts those of other organizations (receiving a shared topic; one that may no longer receive
-    it runs nothing and is not counted): their ids are not the caller's to see."""
+) -> list[tuple[str, str]]:
+    """``409`` when the topic's new ``fields`` (already in ``row.spec``) would silently disable one
+    of the caller's own workflows: a filter on a field removed or retyped, an operator no longer
+    allowed, sites without a site field. It names them and their problems. Workflows of other
+    organizations receiving the shared topic never block the owner (each organization is limited
+    by its own workflows only): those the change breaks are returned, ``(organization, workflow)``,
+    for the caller to set INACTIVE with an entry in their own organization's audit log; a workflow
+    of an organization that may no longer receive the topic runs nothing and is left alone."""
     new_fields = list(row.spec.get("fields") or [])
     workflows = (await session.scalars(select(Workflow).where(Workflow.topic_id == row.id).order_by(Workflow.id))).all()
     broken = [(w, p) for w in workflows if (p := broken_by_fields_change(w.filter, w.sites, old_fields, new_fields))]
     if not broken:
-        return
+        return []
     refused = await receive_errors(session, row, {w.organization_id for w, _ in broken})
     own = [(w, p) for w, p in broken if w.organization_id == org_id]
-    others = sum(1 for w, _ in broken if w.organization_id != org_id and w.organization_id not in refused)
-    if not own and not others:
-        return
-    names = ", ".join(w.id for w, _ in own)
-    message = "the change of fields would make workflows stop matching; change them first"
-    message += f": {names}" if names else ""
-    message += f" ({others} of other organizations receiving the topic)" if others else ""
-    raise Conflict(
-        message,
-        details={
-            "workflows": [
-                {"id": w.id, "problems": [{"field": path, "message": text} for path, text in problems]}
-                for w, problems in own
-            ],
-            "other_organizations_workflows": others,
-        },
-    )
+    others = [
+        (w.organization_id, w.id)
+        for w, _ in broken
+        if w.organization_id != org_id and w.organization_id not in refused and w.status == "ACTIVE"
+    ]
+    if own:
+        names = ", ".join(w.id for w, _ in own)
+        raise Conflict(
+            f"the change of fields would make workflows stop matching; change them first: {names}",
+            details={
+                "workflows": [
+                    {"id": w.id, "problems": [{"field": path, "message": text} for path, text in problems]}
+                    for w, problems in own
+                ],
+                "other_organizations_workflows": len(others),
+            },
+        )
+    return others
+
+
+async def _deactivate_receivers_workflows(
+    session: SessionDep, org_id: str, row: WorkflowTopic, others: list[tuple[str, str]]
+) -> None:
+    """Receivers' workflows the owner's change of ``fields`` broke: INACTIVE (never a workflow that
+    quietly stops matching), each with an entry in its own organization's audit log saying why."""
+    await session.execute(update(Workflow).where(Workflow.id.in_([w for _o, w in others])).values(status="INACTIVE"))
+    for other_org, workflow_id in others:
+        session.add(
+            AuditEntry(
+                id=new_id("aud"),
+                organization_id=other_org,
+                actor_kind="organization",
+                actor_id=org_id,
+                action="deactivate",
+                target_type="workflow",
+                target_id=workflow_id,
+                detail={
+                    "reason": "the organization owning its shared topic changed the topic's fields and the "
+                    "workflow's filter or sites no longer fit them; it is INACTIVE until changed",
+                    "topic_id": row.id,
+                    "topic_key": row.key,
+                },
+                at=utcnow(),
+            )
+        )
 
 
 @router.get(
