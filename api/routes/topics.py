@@ -23,7 +23,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
-from app.store.models import AuditEntry, RoleBinding, Workflow, WorkflowTopic
+from app.store.models import RoleBinding, Workflow, WorkflowTopic
 from app.store.results import control_view, resolve_episode_incidents
 from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
 
@@ -322,28 +322,15 @@ async def delete_topic(
     if others:
         # Workflows of organizations receiving the shared topic are theirs to keep: detached (no
         # topic) and INACTIVE, with an entry in their organization's audit log saying why.
-        await session.execute(
-            update(Workflow).where(Workflow.id.in_([w for _o, w in others])).values(topic_id=None, status="INACTIVE")
+        await _set_receivers_inactive(
+            session,
+            org_id,
+            row,
+            others,
+            action="detach",
+            reason="the organization owning its shared topic deleted the topic; the workflow is INACTIVE "
+            "until a PATCH gives it another topic",
         )
-        for other_org, workflow_id in others:
-            session.add(
-                AuditEntry(
-                    id=new_id("aud"),
-                    organization_id=other_org,
-                    actor_kind="organization",
-                    actor_id=org_id,
-                    action="detach",
-                    target_type="workflow",
-                    target_id=workflow_id,
-                    detail={
-                        "reason": "the organization owning its shared topic deleted the topic; the workflow "
-                        "is INACTIVE until a PATCH gives it another topic",
-                        "topic_id": row.id,
-                        "topic_key": row.key,
-                    },
-                    at=utcnow(),
-                )
-            )
         await session.flush()
     await session.delete(row)
     # Bindings on the topic's own two names go with it: a topic created later under the same key
@@ -428,7 +415,15 @@ async def update_topic(
     if "fields" in changes:
         broken_elsewhere = await _refuse_disabling_workflows(session, org_id, row, old_fields)
         if broken_elsewhere:
-            await _deactivate_receivers_workflows(session, org_id, row, broken_elsewhere)
+            await _set_receivers_inactive(
+                session,
+                org_id,
+                row,
+                broken_elsewhere,
+                action="deactivate",
+                reason="the organization owning its shared topic changed the topic's fields and the "
+                "workflow's filter or sites no longer fit them; it is INACTIVE until changed",
+            )
     detail: dict[str, Any] = {"fields": sorted(body.model_fields_set)}
     if broken_elsewhere:
         detail["receivers_workflows_deactivated"] = len(broken_elsewhere)
@@ -485,31 +480,23 @@ async def _refuse_disabling_workflows(
     return others
 
 
-async def _deactivate_receivers_workflows(
-    session: SessionDep, org_id: str, row: WorkflowTopic, others: list[tuple[str, str]]
+async def _set_receivers_inactive(
+    session: SessionDep,
+    org_id: str,
+    row: WorkflowTopic,
+    others: list[tuple[str, str]],
+    *,
+    action: str,
+    reason: str,
 ) -> None:
-    """Receivers' workflows the owner's change of ``fields`` broke: INACTIVE (never a workflow that
-    quietly stops matching), each with an entry in its own organization's audit log saying why."""
-    await session.execute(update(Workflow).where(Workflow.id.in_([w for _o, w in others])).values(status="INACTIVE"))
+    """Receivers' workflows (``(organization, workflow)``) the owner's change or deletion of the
+    topic reached: INACTIVE (never a workflow that quietly stops matching; a deleted topic also
+    detaches them), each with an entry in its own organization's audit log saying why."""
+    values: dict[str, Any] = {"status": "INACTIVE", **({"topic_id": None} if action == "detach" else {})}
+    await session.execute(update(Workflow).where(Workflow.id.in_([w for _o, w in others])).values(**values))
+    detail = {"reason": reason, "topic_id": row.id, "topic_key": row.key}
     for other_org, workflow_id in others:
-        session.add(
-            AuditEntry(
-                id=new_id("aud"),
-                organization_id=other_org,
-                actor_kind="organization",
-                actor_id=org_id,
-                action="deactivate",
-                target_type="workflow",
-                target_id=workflow_id,
-                detail={
-                    "reason": "the organization owning its shared topic changed the topic's fields and the "
-                    "workflow's filter or sites no longer fit them; it is INACTIVE until changed",
-                    "topic_id": row.id,
-                    "topic_key": row.key,
-                },
-                at=utcnow(),
-            )
-        )
+        audit.record_as(session, other_org, ("organization", org_id), action, "workflow", workflow_id, detail)
 
 
 @router.get(

@@ -23,12 +23,34 @@ def record(
     org_id: str | None = None,
 ) -> None:
     """Add an entry to the caller's transaction; ``detail`` must never hold a secret."""
+    record_as(
+        session,
+        org_id or principal.organization_id,
+        (principal.kind, principal.account_id),
+        action,
+        target_type,
+        target_id,
+        detail,
+    )
+
+
+def record_as(
+    session: AsyncSession,
+    org_id: str,
+    actor: tuple[str, str],
+    action: str,
+    target_type: str,
+    target_id: str,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """An entry in ``org_id``'s log by ``actor`` (kind, id): e.g. another organization whose change
+    reached one of this organization's resources. ``detail`` must never hold a secret."""
     session.add(
         AuditEntry(
             id=new_id("aud"),
-            organization_id=org_id or principal.organization_id,
-            actor_kind=principal.kind,
-            actor_id=principal.account_id,
+            organization_id=org_id,
+            actor_kind=actor[0],
+            actor_id=actor[1],
             action=action,
             target_type=target_type,
             target_id=target_id,
