@@ -11,8 +11,8 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.state import ApiState
-from app.domain import iam
 from app.domain.principal import Principal
+from app.domain.resource_names import organization_name, resource_name, topic_names
 from app.domain.tokens import is_well_formed, token_hash
 from app.errors import AuthenticationError, NotFound, PermissionDenied
 from app.identity import federated_tokens
@@ -123,9 +123,9 @@ def authorize_topic(
     spelling, so a caller without the permission gets the same 403 whether or not it exists; the
     caller answers 404 for it afterwards (after validating the request, as for every resource).
     """
-    if "\n" in spelled:  # no topic has such a key, and no binding covers such a name (app/domain/iam.py)
+    if "\n" in spelled:  # no topic has such a key, and no binding covers such a name (resource_names.py)
         raise NotFound("workflow topic not found")
-    names = iam.topic_names(org_id, *found) if found else (iam.resource_name(org_id, "workflow_topics", spelled),)
+    names = topic_names(org_id, *found) if found else (resource_name(org_id, "workflow_topics", spelled),)
     authorize_any(principal, org_id, permission, names)
 
 
@@ -139,10 +139,10 @@ def require(permission: str, resource: str | None = None) -> Callable[..., Corou
     async def dependency(request: Request, state: StateDep) -> Principal:
         principal = await authenticate(state, request.headers.get("authorization"))
         org_id = request.path_params.get("org_id", "")
-        name = iam.organization_name(org_id)
+        name = organization_name(org_id)
         if resource is not None:
             name = f"{name}:{resource.format(**request.path_params)}"
-            if "\n" in name:  # no resource has such an id, and no binding covers such a name (app/domain/iam.py)
+            if "\n" in name:  # no resource has such an id, and no binding covers such a name (resource_names.py)
                 raise NotFound("not found")
         authorize(principal, org_id, permission, name)
         return principal

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from app.domain import iam
+from app.domain.evaluation import evaluate_pattern, holds_every_permission
+from app.domain.permissions import escalation_violations
 from app.domain.principal import Principal
+from app.domain.roles import Role
 from app.errors import ChangeRefused, InvalidInput
 
 
 def ensure_holds(principal: Principal, permissions: Iterable[str], resource: str, what: str) -> None:
     """Refuse unless the caller holds every one of ``permissions`` on every name ``resource`` can match."""
-    missing = iam.escalation_violations(
+    missing = escalation_violations(
         permissions,
-        lambda p: iam.evaluate_pattern(principal.bindings, principal.roles, p, resource) is not None,
+        lambda p: evaluate_pattern(principal.bindings, principal.roles, p, resource) is not None,
     )
     if missing:
         raise ChangeRefused(
@@ -22,14 +24,14 @@ def ensure_holds(principal: Principal, permissions: Iterable[str], resource: str
         )
 
 
-def ensure_can_grant(principal: Principal, roles: Mapping[str, iam.Role], role_id: str, resource: str) -> None:
+def ensure_can_grant(principal: Principal, roles: Mapping[str, Role], role_id: str, resource: str) -> None:
     role = roles.get(role_id)
     if role is None:
         raise InvalidInput(
             f"unknown role {role_id!r}", details={"fields": [{"field": "role_id", "message": "unknown"}]}
         )
     ensure_holds(principal, role.permissions, resource, f"granting role {role_id}")
-    if role.every_permission and not iam.holds_every_permission(principal.bindings, principal.roles, resource):
+    if role.every_permission and not holds_every_permission(principal.bindings, principal.roles, resource):
         raise ChangeRefused(
             f"granting role {role_id} would give every permission on {resource}; you do not hold them all there",
             details={"missing_permissions": ["every permission (role owner)"]},

@@ -18,8 +18,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Text, cast, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain import iam
+from app.domain.evaluation import evaluate_pattern
 from app.domain.principal import Principal
+from app.domain.resource_names import resource_name
 from app.errors import ChangeRefused
 from app.store.models import Incident, OperationBook
 
@@ -45,8 +46,8 @@ async def ensure_sees_incidents_of(
 ) -> None:
     """Refuse unless ``principal`` sees every incident the members ``user_ids`` / ``group_ids``
     are (or will be, through an operation book) members of, and the bound ``incident_ids``."""
-    every_incident = iam.resource_name(org_id, "incidents") + "<(/.*)?$>"
-    if iam.evaluate_pattern(principal.bindings, principal.roles, FULL_ACCESS, every_incident) is not None:
+    every_incident = resource_name(org_id, "incidents") + "<(/.*)?$>"
+    if evaluate_pattern(principal.bindings, principal.roles, FULL_ACCESS, every_incident) is not None:
         return
     users, groups = set(user_ids), set(group_ids)
     if users or groups:
@@ -68,7 +69,7 @@ async def ensure_sees_incidents_of(
         named = bool(inc.id in incident_ids or users & set(inc.member_user_ids) or groups & set(inc.member_group_ids))
         if not named:
             continue
-        if not principal.can(FULL_ACCESS, iam.resource_name(org_id, "incidents", inc.id)) and not (
+        if not principal.can(FULL_ACCESS, resource_name(org_id, "incidents", inc.id)) and not (
             principal.sees_incident(inc.id, inc.member_user_ids, inc.member_group_ids)
         ):
             raise _refused(what, f"they are members of incident {inc.id}")

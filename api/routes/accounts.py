@@ -19,8 +19,8 @@ from api.guard import ensure_can_act_as
 from api.incident_guard import ensure_sees_incidents_of
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
-from app.domain import iam
 from app.domain.principal import Principal
+from app.domain.resource_names import resource_name
 from app.errors import NotFound
 from app.store import audit
 from app.store.accounts import create_account, issue_token, load_principal, utcnow
@@ -339,6 +339,6 @@ async def delete_token_short_path(
         principal,
         org_id,
         "organization.service_account.access_token:delete",
-        iam.resource_name(org_id, "service_accounts", f"{account_id}/access_tokens/{token_id}"),
+        resource_name(org_id, "service_accounts", f"{account_id}/access_tokens/{token_id}"),
     )
     await revoke_token(session, state, principal, account, token_id)

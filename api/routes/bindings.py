@@ -14,9 +14,10 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.guard import ensure_can_grant
 from api.limits import limits_exceeded
 from api.models import Out
-from app.domain import iam
 from app.domain.ids import new_id
+from app.domain.permissions import is_valid_permission
 from app.domain.principal import Principal
+from app.domain.resource_names import MAX_NAME_LENGTH, InvalidName, resource_name, validate_binding_resource
 from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import count_bindings, load_principal, org_roles
@@ -29,7 +30,7 @@ PERM = "organization.iam_policy"
 
 class ResourceBinding(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    resource: str = Field(min_length=1, max_length=iam.MAX_NAME_LENGTH)
+    resource: str = Field(min_length=1, max_length=MAX_NAME_LENGTH)
     role_id: str = Field(min_length=1, max_length=40)
 
 
@@ -165,8 +166,8 @@ def _subject_router(collection: str) -> None:
         existing = {(b["resource"], b["role_id"]) for b in before["bindings"]}
         for i, binding in enumerate(body.bindings):
             try:
-                iam.validate_binding_resource(binding.resource, org_id)
-            except iam.InvalidName as exc:
+                validate_binding_resource(binding.resource, org_id)
+            except InvalidName as exc:
                 raise _invalid(f"bindings.{i}.resource", str(exc)) from exc
             if binding.role_id not in roles:
                 raise _invalid(f"bindings.{i}.role_id", "unknown role")
@@ -250,7 +251,7 @@ async def put_incident_bindings(
             [("bindings", f"at most {state.config_limits.bindings_per_subject} bindings per incident")]
         )
     roles = await org_roles(session, org_id)
-    resource = iam.resource_name(org_id, "incidents", incident_id)
+    resource = resource_name(org_id, "incidents", incident_id)
     users = {u for b in body.bindings for u in b.user_ids}
     groups = {g for b in body.bindings for g in b.group_ids}
     known_users = set(
@@ -307,7 +308,7 @@ class CheckIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     principal: CheckSubject
     permission: str = Field(max_length=200)
-    resource: str = Field(max_length=iam.MAX_NAME_LENGTH)
+    resource: str = Field(max_length=MAX_NAME_LENGTH)
 
 
 @router.post("/iam:check", response_model=CheckOut, openapi_extra=permission_extra(f"{PERM}:get"))
@@ -318,7 +319,7 @@ async def check(
     _p: Annotated[Principal, Depends(require(f"{PERM}:get"))],
 ) -> dict[str, Any]:
     """Whether a principal holds a permission on a resource, and which binding grants it."""
-    if not iam.is_valid_permission(body.permission):
+    if not is_valid_permission(body.permission):
         raise _invalid("permission", "not a permission")
     account: Account | None = await find_in_org(session, Account, org_id, body.principal.id)
     if account is None or account.kind != body.principal.kind:

@@ -15,9 +15,9 @@ from api.guard import ensure_can_grant
 from api.incident_guard import ensure_sees_incidents_of
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page
-from app.domain import iam
 from app.domain.ids import new_id
 from app.domain.principal import Principal
+from app.domain.resource_names import resource_name
 from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import org_roles, utcnow
@@ -87,7 +87,7 @@ async def ensure_can_join(session: SessionDep, principal: Principal, org_id: str
         select(IncidentMember).where(IncidentMember.member_kind == "group", IncidentMember.member_id == group_id)
     )
     for member in memberships.all():
-        resource = iam.resource_name(org_id, "incidents", member.incident_id) + "<(/.*)?$>"
+        resource = resource_name(org_id, "incidents", member.incident_id) + "<(/.*)?$>"
         ensure_can_grant(principal, roles, member.role_id, resource)
     await ensure_sees_incidents_of(
         session, principal, org_id, group_ids=(group_id,), what="adding members to this group"

@@ -16,9 +16,10 @@ from sqlalchemy import select
 from api.deps import SessionDep, permission_extra, require
 from api.models import Out, Timestamp
 from api.pages import Page, PageDep, cut, page, paginate, paginate_by_time
-from app.domain import iam
+from app.domain.evaluation import evaluate_pattern
 from app.domain.ids import new_id
 from app.domain.principal import Principal
+from app.domain.resource_names import resource_name
 from app.errors import NotFound
 from app.store.accounts import utcnow
 from app.store.models import FormAnswer, Incident, IncidentEvent
@@ -97,7 +98,7 @@ def incident_out(inc: Incident) -> dict[str, Any]:
 
 
 def _full(principal: Principal, inc: Incident) -> bool:
-    return principal.can(FULL, iam.resource_name(inc.organization_id, "incidents", inc.id))
+    return principal.can(FULL, resource_name(inc.organization_id, "incidents", inc.id))
 
 
 def _sees(principal: Principal, inc: Incident) -> bool:
@@ -123,8 +124,8 @@ async def list_incidents(
     """The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
     page is cut, so a member gets full pages of its incidents, not a page thinned afterwards."""
     query = select(Incident).where(Incident.organization_id == org_id)
-    every_incident = iam.resource_name(org_id, "incidents") + "<(/.*)?$>"
-    if iam.evaluate_pattern(principal.bindings, principal.roles, FULL, every_incident) is not None:
+    every_incident = resource_name(org_id, "incidents") + "<(/.*)?$>"
+    if evaluate_pattern(principal.bindings, principal.roles, FULL, every_incident) is not None:
         rows, nxt = await paginate(session, query, params, Incident.id)
         return page([incident_out(i) for i in rows], nxt)
     visible: list[Incident] = []

@@ -13,9 +13,11 @@ from api.errors import CONFLICT
 from api.guard import ensure_holds
 from api.models import Out, Timestamp
 from api.pages import Page, PageDep, cut, page
-from app.domain import iam
 from app.domain.ids import new_id
+from app.domain.permissions import is_valid_permission
 from app.domain.principal import Principal
+from app.domain.resource_names import organization_name
+from app.domain.roles import SYSTEM_ROLES, Role
 from app.errors import ChangeRefused, Conflict, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
@@ -36,7 +38,7 @@ class Policy(BaseModel):
     @field_validator("permission_id")
     @classmethod
     def _valid(cls, value: str) -> str:
-        if not iam.is_valid_permission(value, allow_wildcard=True):
+        if not is_valid_permission(value, allow_wildcard=True):
             raise ValueError(
                 "must match service.resource:action (action list|get|update|delete|create|publish|fullaccess or *)"
             )
@@ -77,7 +79,7 @@ class CustomRoleOut(Out):
 RoleOut = SystemRoleOut | CustomRoleOut
 
 
-def system_role_out(role: iam.Role) -> dict[str, Any]:
+def system_role_out(role: Role) -> dict[str, Any]:
     return {
         "id": role.id,
         "name": role.name,
@@ -101,7 +103,7 @@ def role_out(row: CustomRole) -> dict[str, Any]:
 
 def _system_roles_after(cursor: str | None) -> list[dict[str, Any]]:
     return [
-        system_role_out(r) for r in sorted(iam.SYSTEM_ROLES.values(), key=lambda r: r.id) if not cursor or r.id > cursor
+        system_role_out(r) for r in sorted(SYSTEM_ROLES.values(), key=lambda r: r.id) if not cursor or r.id > cursor
     ]
 
 
@@ -130,7 +132,7 @@ async def create_role(
     state: StateDep,
     principal: Annotated[Principal, Depends(require(f"{PERM}:create"))],
 ) -> dict[str, Any]:
-    ensure_holds(principal, [p.permission_id for p in body.policies], iam.organization_name(org_id), "this role")
+    ensure_holds(principal, [p.permission_id for p in body.policies], organization_name(org_id), "this role")
     row = CustomRole(
         id=new_id("role"),
         organization_id=org_id,
@@ -162,7 +164,7 @@ async def list_roles(
 
 
 async def _custom(session: SessionDep, org_id: str, role_id: str) -> CustomRole:
-    if role_id in iam.SYSTEM_ROLES:
+    if role_id in SYSTEM_ROLES:
         raise ChangeRefused("system roles cannot be changed or deleted")
     row: CustomRole | None = await find_in_org(session, CustomRole, org_id, role_id)
     if row is None:
@@ -177,8 +179,8 @@ async def get_role(
     session: SessionDep,
     _p: Annotated[Principal, Depends(require(f"{PERM}:get", "roles/{role_id}"))],
 ) -> dict[str, Any]:
-    if role_id in iam.SYSTEM_ROLES:
-        return system_role_out(iam.SYSTEM_ROLES[role_id])
+    if role_id in SYSTEM_ROLES:
+        return system_role_out(SYSTEM_ROLES[role_id])
     row: CustomRole | None = await find_in_org(session, CustomRole, org_id, role_id)
     if row is None:
         raise NotFound("role not found")
@@ -200,7 +202,7 @@ async def replace_role(
     principal: Annotated[Principal, Depends(require(f"{PERM}:update", "roles/{role_id}"))],
 ) -> dict[str, Any]:
     row = await _custom(session, org_id, role_id)
-    ensure_holds(principal, [p.permission_id for p in body.policies], iam.organization_name(org_id), "this role")
+    ensure_holds(principal, [p.permission_id for p in body.policies], organization_name(org_id), "this role")
     row.name, row.description = body.name, body.description
     row.policies = [p.model_dump() for p in body.policies]
     audit.record(session, principal, "update", "role", row.id, {"name": body.name, "policies": row.policies})

@@ -14,11 +14,11 @@ from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permis
 from api.errors import CONFLICT
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, cut, page
-from app.domain import iam
 from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change, operator_problem
 from app.domain.ids import new_id
 from app.domain.principal import Principal
+from app.domain.resource_names import topic_names
 from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
@@ -335,7 +335,7 @@ async def delete_topic(
     await session.delete(row)
     # Bindings on the topic's own two names go with it: a topic created later under the same key
     # is another topic and starts without them (bindings with a regex tail are left as written).
-    names = iam.topic_names(org_id, row.id, row.key)
+    names = topic_names(org_id, row.id, row.key)
     on_topic = RoleBinding.organization_id == org_id, RoleBinding.resource.in_(names)
     dropped = (await session.scalars(select(RoleBinding.id).where(*on_topic))).all()
     if dropped:

@@ -1,21 +1,24 @@
 """A principal's bindings compiled once: indexed by organization and resource type, with each
 role's permissions as sets, so a decision looks only at the few bindings that can match a name
-and checks a permission in O(1). :meth:`BindingIndex.grant` answers exactly as :func:`iam.evaluate`."""
+and checks a permission in O(1). :meth:`BindingIndex.grant` answers exactly as :func:`evaluate`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from app.domain import iam
+from app.domain.evaluation import Binding, Grant
+from app.domain.permissions import is_valid_permission
+from app.domain.resource_names import InvalidName, NamePattern, parse_pattern
+from app.domain.roles import Role
 
 _ANY = ""  # bucket of bindings whose literal part does not fix a resource type
 
 
 class _Compiled(NamedTuple):
     position: int
-    binding: iam.Binding
-    pattern: iam.NamePattern
+    binding: Binding
+    pattern: NamePattern
     role_id: str
     concrete: frozenset[str]
     wildcards: frozenset[str]  # "x" for each "x:*"
@@ -35,13 +38,13 @@ def _bucket(name: str) -> tuple[str, str]:
 class BindingIndex:
     __slots__ = ("_buckets",)
 
-    def __init__(self, bindings: Sequence[iam.Binding], roles: Mapping[str, iam.Role]) -> None:
+    def __init__(self, bindings: Sequence[Binding], roles: Mapping[str, Role]) -> None:
         buckets: dict[tuple[str, str], list[_Compiled]] = {}
         for position, binding in enumerate(bindings):
             role = roles.get(binding.role_id)
             try:
-                pattern = iam.parse_pattern(binding.resource)
-            except iam.InvalidName:
+                pattern = parse_pattern(binding.resource)
+            except InvalidName:
                 continue  # evaluate() skips invalid names too
             org, kind = _bucket(pattern.literal)
             if role is None or org == _ANY:
@@ -53,7 +56,7 @@ class BindingIndex:
             )
         self._buckets = {key: tuple(entries) for key, entries in buckets.items()}
 
-    def grant(self, permission: str, resource: str) -> iam.Grant | None:
+    def grant(self, permission: str, resource: str) -> Grant | None:
         org, kind = _bucket(resource)
         if kind == _ANY and resource.count(":") >= 4:
             kind = resource.split(":", 4)[4]  # a collection name such as "…:incidents"
@@ -61,12 +64,12 @@ class BindingIndex:
         broad = self._buckets.get((org, _ANY), ())
         if not exact and not broad:
             return None
-        if not iam.is_valid_permission(permission):
+        if not is_valid_permission(permission):
             return None
         prefix = permission.rpartition(":")[0]
         candidates = sorted((*exact, *broad)) if exact and broad else (exact or broad)
         for entry in candidates:
             granted = entry.everything or permission in entry.concrete or prefix in entry.wildcards
             if granted and entry.pattern.matches(resource):
-                return iam.Grant(binding=entry.binding, role_id=entry.role_id)
+                return Grant(binding=entry.binding, role_id=entry.role_id)
         return None

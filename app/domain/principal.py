@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.domain import iam
 from app.domain.binding_index import BindingIndex
+from app.domain.evaluation import Binding, Grant
+from app.domain.roles import SYSTEM_ROLES, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,13 +19,13 @@ class Principal:
     kind: str  # "service_account" | "user_account"
     platform_owner: bool
     token_id: str
-    bindings: tuple[iam.Binding, ...]
-    roles: Mapping[str, iam.Role] = field(default_factory=lambda: iam.SYSTEM_ROLES)
+    bindings: tuple[Binding, ...]
+    roles: Mapping[str, Role] = field(default_factory=lambda: SYSTEM_ROLES)
     group_ids: frozenset[str] = frozenset()
     incident_ids: frozenset[str] = frozenset()  # incidents whose bindings name this account or its groups
     _index: BindingIndex | None = field(default=None, compare=False, repr=False)
 
-    def grant(self, permission: str, resource: str) -> iam.Grant | None:
+    def grant(self, permission: str, resource: str) -> Grant | None:
         """The binding and role that give ``permission`` on ``resource``, or None."""
         index = self._index
         if index is None:  # compiled once per principal (principals are cached per token)

@@ -9,9 +9,11 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain import iam
+from app.domain.evaluation import Binding
 from app.domain.ids import new_id
 from app.domain.principal import Principal
+from app.domain.resource_names import organization_name, resource_name
+from app.domain.roles import SYSTEM_ROLES, Role
 from app.domain.tokens import generate_token, token_hash
 from app.store.models import (
     AccessToken,
@@ -123,7 +125,7 @@ async def bootstrap(session: AsyncSession, org_name: str) -> dict[str, str]:
     account = await create_account(
         session, org.id, kind="service_account", name="bootstrap-owner", platform_owner=first
     )
-    await bind(session, org.id, "service_account", account.id, iam.organization_name(org.id), "owner")
+    await bind(session, org.id, "service_account", account.id, organization_name(org.id), "owner")
     _row, plain = await issue_token(session, account, name="bootstrap")
     return {"organization_id": org.id, "service_account_id": account.id, "access_token": plain}
 
@@ -147,8 +149,8 @@ async def lookup_token(session: AsyncSession, hashed: str, now: datetime) -> Tok
     return TokenLookup(principal=principal, expired=False)
 
 
-def custom_role(row: CustomRole) -> iam.Role:
-    return iam.Role(
+def custom_role(row: CustomRole) -> Role:
+    return Role(
         id=row.id,
         name=row.name,
         description=row.description,
@@ -156,9 +158,9 @@ def custom_role(row: CustomRole) -> iam.Role:
     )
 
 
-async def org_roles(session: AsyncSession, org_id: str) -> dict[str, iam.Role]:
+async def org_roles(session: AsyncSession, org_id: str) -> dict[str, Role]:
     """System roles and the organization's custom roles, by id."""
-    roles = dict(iam.SYSTEM_ROLES)
+    roles = dict(SYSTEM_ROLES)
     for row in (await session.scalars(select(CustomRole).where(CustomRole.organization_id == org_id))).all():
         roles[row.id] = custom_role(row)
     return roles
@@ -174,13 +176,13 @@ async def load_principal(session: AsyncSession, account: Account, token_id: str)
             (await session.scalars(select(GroupMember.group_id).where(GroupMember.user_id == account.id))).all()
         )
         subjects += [("group", g) for g in group_ids]
-    bindings: list[iam.Binding] = []
+    bindings: list[Binding] = []
     incident_ids: set[str] = set()
     for kind, subject_id in subjects:
         rows = await session.scalars(
             select(RoleBinding).where(RoleBinding.subject_kind == kind, RoleBinding.subject_id == subject_id)
         )
-        bindings += [iam.Binding(resource=b.resource, role_id=b.role_id) for b in rows.all()]
+        bindings += [Binding(resource=b.resource, role_id=b.role_id) for b in rows.all()]
     if account.kind == "user_account":
         members = await session.scalars(
             select(IncidentMember).where(
@@ -190,8 +192,8 @@ async def load_principal(session: AsyncSession, account: Account, token_id: str)
         )
         for m in members.all():
             incident_ids.add(m.incident_id)
-            resource = iam.resource_name(m.organization_id, "incidents", m.incident_id) + "<(/.*)?$>"
-            bindings.append(iam.Binding(resource=resource, role_id=m.role_id))
+            resource = resource_name(m.organization_id, "incidents", m.incident_id) + "<(/.*)?$>"
+            bindings.append(Binding(resource=resource, role_id=m.role_id))
     return Principal(
         account_id=account.id,
         organization_id=account.organization_id,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain import iam
+from app.domain.resource_names import organization_name, resource_name
 from app.kafka_local import LocalKafka
 from app.store import accounts
 from tests.support.db import in_db
@@ -57,7 +57,7 @@ def token_of(owner: httpx.Client, kind: str, bindings: list[dict[str, str]]) -> 
 
 
 def topic_name(api: Stack, spelled: str) -> str:
-    return iam.resource_name(api.org, "workflow_topics", spelled)
+    return resource_name(api.org, "workflow_topics", spelled)
 
 
 ROUTES = [("GET", "", None), ("GET", "/control_state?partition_key=p", None), ("POST", "/publish", GOOD)]
@@ -133,9 +133,7 @@ def test_another_organization_gets_404_for_a_topic_by_id_by_key_or_missing(api: 
     async def outsider(session: AsyncSession) -> str:
         # an owner of the other organization, bound on every name it may hold
         account = await accounts.create_account(session, other_org, kind="service_account", name="outsider")
-        await accounts.bind(
-            session, other_org, "service_account", account.id, iam.organization_name(other_org), "owner"
-        )
+        await accounts.bind(session, other_org, "service_account", account.id, organization_name(other_org), "owner")
         _row, plain = await accounts.issue_token(session, account)
         return plain
 
@@ -157,13 +155,13 @@ def test_a_topic_key_cannot_be_renamed(owner: httpx.Client) -> None:
 
 def test_a_user_account_cannot_publish_even_with_the_permission(api: Stack, owner: httpx.Client) -> None:
     new_topic(owner, "ident-users")
-    user = token_of(owner, "user_account", [{"resource": iam.organization_name(api.org), "role_id": "owner"}])
+    user = token_of(owner, "user_account", [{"resource": organization_name(api.org), "role_id": "owner"}])
     with api.client(user) as c:
         r = c.post("/workflow_topics/ident-users/publish", json=GOOD)
         assert (r.status_code, r.json()["code"]) == (403, "IAM-001"), r.text
         assert "service account" in r.json()["message"]
         assert c.get("/workflow_topics/ident-users").status_code == 200  # reading is still theirs
-    service = token_of(owner, "service_account", [{"resource": iam.organization_name(api.org), "role_id": "owner"}])
+    service = token_of(owner, "service_account", [{"resource": organization_name(api.org), "role_id": "owner"}])
     with api.client(service) as c:
         assert c.post("/workflow_topics/ident-users/publish", json=GOOD).status_code == 202
 

@@ -17,8 +17,9 @@ from typing import Any
 from api.deps import authenticate
 from api.state import ApiState
 from app.config_cache import TTLCache
-from app.domain import iam
+from app.domain.evaluation import Binding
 from app.domain.principal import Principal
+from app.domain.resource_names import organization_name, resource_name
 from app.domain.tokens import generate_token
 from app.settings import Settings
 
@@ -39,16 +40,16 @@ def _timed(call: Callable[[], object], rounds: int = 2000, batch: int = 50) -> d
 
 
 def principal_with_50_bindings() -> Principal:
-    name = iam.organization_name(ORG)
-    bindings = [iam.Binding(f"{name}:workflow_topics/topic{i}<(/.*)?$>", "workflow_publisher") for i in range(25)]
-    bindings += [iam.Binding(f"{name}:incidents/inc{i}", "incident_responder") for i in range(24)]
-    bindings.append(iam.Binding(f"{name}:operation_books<(/.*)?$>", "viewer"))
+    name = organization_name(ORG)
+    bindings = [Binding(f"{name}:workflow_topics/topic{i}<(/.*)?$>", "workflow_publisher") for i in range(25)]
+    bindings += [Binding(f"{name}:incidents/inc{i}", "incident_responder") for i in range(24)]
+    bindings.append(Binding(f"{name}:operation_books<(/.*)?$>", "viewer"))
     return Principal(ORG, ORG, "service_account", False, "tok_bench", tuple(bindings))
 
 
 def section_iam(_bench: Any = None) -> dict[str, Any]:
     principal = principal_with_50_bindings()
-    resource = iam.resource_name(ORG, "operation_books", "obk_42")
+    resource = resource_name(ORG, "operation_books", "obk_42")
     assert principal.can("organization.operation_book:get", resource)
     lookup = {f"key{i}": i for i in range(1000)}
     dict_cost = _timed(lambda: lookup["key500"])

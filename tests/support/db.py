@@ -10,8 +10,8 @@ from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain import iam
 from app.domain.ids import new_id
+from app.domain.resource_names import organization_name
 from app.store import accounts
 from app.store.db import create_engine, sessionmaker
 from app.store.models import Incident
@@ -39,9 +39,7 @@ def expired_owner_token(stack: Stack) -> str:
 
     async def make(session: AsyncSession) -> str:
         account = await accounts.create_account(session, stack.org, kind="service_account", name="expired")
-        await accounts.bind(
-            session, stack.org, "service_account", account.id, iam.organization_name(stack.org), "owner"
-        )
+        await accounts.bind(session, stack.org, "service_account", account.id, organization_name(stack.org), "owner")
         _row, plain = await accounts.issue_token(session, account, expires_at=datetime.now(UTC) - timedelta(minutes=1))
         return plain
 

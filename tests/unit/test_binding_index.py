@@ -1,23 +1,25 @@
-"""The compiled binding index answers exactly as iam.evaluate, for any bindings and names."""
+"""The compiled binding index answers exactly as evaluate, for any bindings and names."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain import iam
 from app.domain.binding_index import BindingIndex
+from app.domain.evaluation import Binding, evaluate
+from app.domain.resource_names import organization_name, resource_name
+from app.domain.roles import SYSTEM_ROLES, Role
 
 ORGS = ["org_1", "org_12", "org_2"]
 TYPES = ["incidents", "workflow_topics", "operation_books", "incidents_archive"]
 TAILS = ["", "<(/.*)?$>", "<.*>", "</.*>", "<(:.*)?>"]
 ROLES = {
-    **iam.SYSTEM_ROLES,
-    "custom": iam.Role("custom", "c", "", ("organization.incident:*", "organization.event:get")),
+    **SYSTEM_ROLES,
+    "custom": Role("custom", "c", "", ("organization.incident:*", "organization.event:get")),
 }
 
 names = st.builds(
-    lambda org, kind, ident, sub: iam.resource_name(org, kind, ident) + sub if kind else iam.organization_name(org),
+    lambda org, kind, ident, sub: resource_name(org, kind, ident) + sub if kind else organization_name(org),
     st.sampled_from(ORGS),
     st.sampled_from([None, *TYPES]),
     st.sampled_from(["a", "ab", "x1"]),
@@ -33,7 +35,7 @@ binding_names = st.one_of(
     ),
     st.text(max_size=30),
 )
-bindings = st.lists(st.builds(iam.Binding, binding_names, st.sampled_from([*ROLES, "missing"])), max_size=12)
+bindings = st.lists(st.builds(Binding, binding_names, st.sampled_from([*ROLES, "missing"])), max_size=12)
 permissions = st.sampled_from(
     [
         "organization.incident:get",
@@ -52,5 +54,5 @@ resources = st.one_of(
 
 @settings(max_examples=1500)
 @given(bindings, permissions, resources)
-def test_index_grant_equals_evaluate(bound: list[iam.Binding], permission: str, resource: str) -> None:
-    assert BindingIndex(bound, ROLES).grant(permission, resource) == iam.evaluate(bound, ROLES, permission, resource)
+def test_index_grant_equals_evaluate(bound: list[Binding], permission: str, resource: str) -> None:
+    assert BindingIndex(bound, ROLES).grant(permission, resource) == evaluate(bound, ROLES, permission, resource)

@@ -9,25 +9,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.domain.iam import (
+from app.domain.evaluation import Binding, Grant, evaluate, evaluate_pattern, holds_every_permission
+from app.domain.permissions import (
     ACTIONS,
     RESOURCE_PREFIXES,
-    SYSTEM_ROLES,
-    Binding,
-    Grant,
-    InvalidName,
-    Role,
     escalation_violations,
-    evaluate,
-    evaluate_pattern,
     expand_permission,
-    holds_every_permission,
     is_valid_permission,
-    organization_name,
-    parse_pattern,
-    pattern_covers,
     permission_covers,
 )
+from app.domain.resource_names import InvalidName, organization_name, parse_pattern, pattern_covers
+from app.domain.roles import SYSTEM_ROLES, Role
 
 OWN = organization_name("org_1")
 OTHER = organization_name("org_2")

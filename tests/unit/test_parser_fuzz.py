@@ -25,13 +25,21 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from app import records
-from app.domain import iam
 from app.domain.federation import InvalidCredential, compile_condition, subject_matches, validate_subject_filter
 from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
 from app.domain.json_bounds import json_violations
 from app.domain.limits import PublishLimits, publish_violations
 from app.domain.notification import NotificationObject
+from app.domain.permissions import is_valid_permission, permission_covers
 from app.domain.publish import PublishRequest, publish_record
+from app.domain.resource_names import (
+    InvalidName,
+    organization_of,
+    parse_pattern,
+    pattern_covers,
+    validate_binding_resource,
+    validate_resource_name,
+)
 from app.domain.workflow import render_template
 from tests.support.bounds import bounded
 
@@ -107,9 +115,9 @@ REDOS_TAILS = ["(a+)+$", "(a|a)*", "(a*)*b", "(.*)*x", "(a|aa)+$", "([a-z]+)*!",
 @example("crn:tocsin:organizations:<>")
 @example("<" * 600)
 def test_binding_names_parse_or_refuse_and_match_in_bounded_time(name: str) -> None:
-    pattern = accepts_or_refuses(lambda: iam.parse_pattern(name), iam.InvalidName, what=name)
-    accepts_or_refuses(lambda: iam.validate_binding_resource(name, ORG), iam.InvalidName, what=name)
-    accepts_or_refuses(lambda: iam.validate_resource_name(name), iam.InvalidName, what=name)
+    pattern = accepts_or_refuses(lambda: parse_pattern(name), InvalidName, what=name)
+    accepts_or_refuses(lambda: validate_binding_resource(name, ORG), InvalidName, what=name)
+    accepts_or_refuses(lambda: validate_resource_name(name), InvalidName, what=name)
     if pattern is not None and pattern.tail is not None:
         # the worst inputs for a backtracking engine: long runs that almost match, then fail
         for hostile in ("a" * 400 + "!", "aaaa/" * 90 + "\n", ":" + "ab" * 200 + "\x00"):
@@ -120,7 +128,7 @@ def test_binding_names_parse_or_refuse_and_match_in_bounded_time(name: str) -> N
 @pytest.mark.parametrize("tail", REDOS_TAILS)
 def test_catastrophic_tails_are_refused_or_harmless(tail: str) -> None:
     name = f"crn:tocsin:organizations:{ORG}:x/<{tail}>"
-    pattern = accepts_or_refuses(lambda: iam.parse_pattern(name), iam.InvalidName, what=name)
+    pattern = accepts_or_refuses(lambda: parse_pattern(name), InvalidName, what=name)
     if pattern is not None:
         assert pattern.tail is not None
         with bounded(tail):
@@ -131,8 +139,8 @@ def test_catastrophic_tails_are_refused_or_harmless(tail: str) -> None:
 @given(texts([f"crn:tocsin:organizations:{ORG}:workflow_topics/<.*>", f"crn:tocsin:organizations:{ORG}"]), st.text())
 def test_pattern_covers_and_evaluation_never_raise(outer: str, inner: str) -> None:
     with bounded((outer, inner)):
-        assert isinstance(iam.pattern_covers(outer, inner), bool)
-        assert isinstance(iam.organization_of(outer), str)
+        assert isinstance(pattern_covers(outer, inner), bool)
+        assert isinstance(organization_of(outer), str)
 
 
 # ---------------------------------------------------------------- permission ids
@@ -144,13 +152,13 @@ PERMISSION_SEEDS = ["organization.workflow_topic:publish", "organization.*:get",
 @given(texts(PERMISSION_SEEDS), texts(PERMISSION_SEEDS))
 def test_permission_ids_are_judged_without_raising(granted: str, wanted: str) -> None:
     with bounded((granted, wanted)):
-        valid = iam.is_valid_permission(granted, allow_wildcard=True)
+        valid = is_valid_permission(granted, allow_wildcard=True)
         assert isinstance(valid, bool)
-        assert isinstance(iam.is_valid_permission(wanted), bool)
-        if valid and iam.is_valid_permission(wanted):
-            assert isinstance(iam.permission_covers(granted, wanted), bool)
+        assert isinstance(is_valid_permission(wanted), bool)
+        if valid and is_valid_permission(wanted):
+            assert isinstance(permission_covers(granted, wanted), bool)
             if granted == wanted:
-                assert iam.permission_covers(granted, wanted)
+                assert permission_covers(granted, wanted)
 
 
 # ---------------------------------------------------------------- subject filters, CEL conditions

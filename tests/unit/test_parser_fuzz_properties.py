@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app.domain import iam
 from app.domain.federation import (
     _NAMESPACED,
     _OPERAND_START,
@@ -36,7 +35,19 @@ from app.domain.federation import (
 )
 from app.domain.filters import OPERATOR_TYPES, compile_filter, validate_filter
 from app.domain.notification import NotificationObject
+from app.domain.permissions import ACTIONS, PERMISSION_RE, expand_permission, is_valid_permission, permission_covers
 from app.domain.publish import PublishRequest, publish_record
+from app.domain.resource_names import (
+    MAX_NAME_LENGTH,
+    MAX_TAIL_LENGTH,
+    InvalidName,
+    organization_name,
+    organization_of,
+    parse_pattern,
+    pattern_covers,
+    validate_binding_resource,
+    validate_resource_name,
+)
 from app.domain.workflow import webhook_url_problem
 from tests.support.bounds import bounded
 
@@ -91,7 +102,7 @@ NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.~-:/")
 def resource_names(draw: st.DrawFn) -> tuple[str, str]:
     """(org id, a literal resource name inside it) from the grammar of API.md."""
     org = draw(ORG_IDS)
-    parts = [iam.organization_name(org)]
+    parts = [organization_name(org)]
     if draw(st.booleans()):
         parts.append(":" + draw(TYPES) + "".join("/" + s for s in draw(st.lists(SEGMENTS, max_size=4))))
     return org, "".join(parts)
@@ -101,17 +112,17 @@ def resource_names(draw: st.DrawFn) -> tuple[str, str]:
 @given(resource_names())
 def test_generated_names_are_accepted_and_round_trip(org_and_name: tuple[str, str]) -> None:
     org, name = org_and_name
-    assert timed(lambda: iam.validate_resource_name(name), name) == name
-    pattern = timed(lambda: iam.parse_pattern(name), name)
+    assert timed(lambda: validate_resource_name(name), name) == name
+    pattern = timed(lambda: parse_pattern(name), name)
     assert (pattern.literal, pattern.tail) == (name, None)
     assert pattern.matches(name)
-    assert timed(lambda: iam.validate_binding_resource(name, org), name) == pattern
-    assert iam.organization_of(name) == org
+    assert timed(lambda: validate_binding_resource(name, org), name) == pattern
+    assert organization_of(name) == org
     # the organization's own name covers everything inside it, and nothing in another one
-    assert iam.parse_pattern(iam.organization_name(org)).matches(name)
-    assert not iam.parse_pattern(iam.organization_name(org + "x")).matches(name)
-    assert iam.pattern_covers(iam.organization_name(org), name)
-    assert iam.pattern_covers(name, name)
+    assert parse_pattern(organization_name(org)).matches(name)
+    assert not parse_pattern(organization_name(org + "x")).matches(name)
+    assert pattern_covers(organization_name(org), name)
+    assert pattern_covers(name, name)
 
 
 @FUZZ
@@ -121,8 +132,8 @@ def test_a_forbidden_character_or_surrounding_space_is_refused(org_and_name: tup
     bad = data.draw(st.characters(codec="utf-8").filter(lambda c: c not in NAME_CHARS and c != ">"), label="bad")
     at = data.draw(st.integers(0, len(name)), label="at")
     for mutated in (name[:at] + bad + name[at:], data.draw(SPACES) + name, name + data.draw(SPACES)):
-        refuses(lambda m=mutated: iam.validate_resource_name(m), iam.InvalidName, mutated)  # type: ignore[misc]
-        refuses(lambda m=mutated: iam.parse_pattern(m), iam.InvalidName, mutated)  # type: ignore[misc]
+        refuses(lambda m=mutated: validate_resource_name(m), InvalidName, mutated)  # type: ignore[misc]
+        refuses(lambda m=mutated: parse_pattern(m), InvalidName, mutated)  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------- regex tails
@@ -158,15 +169,15 @@ def test_subset_tails_mean_what_re_says_and_stay_fast(tail: str, rest: str) -> N
     literal = "crn:tocsin:organizations:org_1:incidents/"
     name = f"{literal}<{tail}>"
     try:
-        pattern = timed(lambda: iam.parse_pattern(name), name)
-    except iam.InvalidName as exc:  # the subset is refused only for its length or ambiguity
-        assert len(tail) > iam.MAX_TAIL_LENGTH or "too ambiguous" in str(exc), str(exc)
+        pattern = timed(lambda: parse_pattern(name), name)
+    except InvalidName as exc:  # the subset is refused only for its length or ambiguity
+        assert len(tail) > MAX_TAIL_LENGTH or "too ambiguous" in str(exc), str(exc)
         return
     assert pattern.literal == literal and pattern.tail is not None
     expected = "\n" not in rest and re.fullmatch(tail, rest) is not None
     assert timed(lambda: pattern.matches(literal + rest), (tail, rest)) is expected
     # near misses as long as a name may be: a backtracking engine's worst case
-    room = iam.MAX_NAME_LENGTH - len(literal) - 1
+    room = MAX_NAME_LENGTH - len(literal) - 1
     for hostile in ("a" * room + "!", "ab" * (room // 2) + "\n", "/" * room + "!", ":a" * (room // 2) + "!"):
         timed(lambda h=hostile: pattern.matches(literal + h), (tail, hostile[:8]))  # type: ignore[misc]
 
@@ -178,38 +189,36 @@ NESTED_QUANTIFIERS = ["(a+)+", "(a*)*", "(a+)*$", "^(a|aa)+$", "(.*)*", "(?:a+)+
 def test_tails_with_nested_quantifiers_are_refused(tail: str) -> None:
     """Not merely harmless against one input: a repeated group is outside the subset."""
     name = f"crn:tocsin:organizations:org_1:incidents/<{tail}>"
-    refuses(lambda: iam.parse_pattern(name), iam.InvalidName, name)
-    refuses(lambda: iam.validate_binding_resource(name, "org_1"), iam.InvalidName, name)
+    refuses(lambda: parse_pattern(name), InvalidName, name)
+    refuses(lambda: validate_binding_resource(name, "org_1"), InvalidName, name)
 
 
 def test_too_many_unbounded_repeats_are_refused_two_are_not() -> None:
     base = "crn:tocsin:organizations:org_1:incidents/"
-    assert iam.parse_pattern(f"{base}<[^/]*/.*>").tail is not None
-    refuses(lambda: iam.parse_pattern(f"{base}<.*.*.*x>"), iam.InvalidName, ".*.*.*x")
-    refuses(lambda: iam.parse_pattern(f"{base}<{'a' * (iam.MAX_TAIL_LENGTH + 1)}>"), iam.InvalidName, "long")
+    assert parse_pattern(f"{base}<[^/]*/.*>").tail is not None
+    refuses(lambda: parse_pattern(f"{base}<.*.*.*x>"), InvalidName, ".*.*.*x")
+    refuses(lambda: parse_pattern(f"{base}<{'a' * (MAX_TAIL_LENGTH + 1)}>"), InvalidName, "long")
 
 
 # ---------------------------------------------------------------- permission ids
 
-PERMISSIONS = st.from_regex(iam.PERMISSION_RE)
+PERMISSIONS = st.from_regex(PERMISSION_RE)
 PREFIXES = st.from_regex(r"[a-z][a-z0-9_]{0,10}(?:\.[a-z0-9_]{1,10}){0,3}", fullmatch=True)
 
 
 @FUZZ
 @given(PERMISSIONS, PREFIXES, SPACES)
 def test_generated_permissions_are_valid_and_wildcards_expand(permission: str, prefix: str, space: str) -> None:
-    assert timed(lambda: iam.is_valid_permission(permission), permission)
-    assert iam.expand_permission(permission) == (permission,)
-    assert not iam.is_valid_permission(permission + space) and not iam.is_valid_permission(space + permission)
-    assert not iam.is_valid_permission(permission.upper()) or permission.upper() == permission
+    assert timed(lambda: is_valid_permission(permission), permission)
+    assert expand_permission(permission) == (permission,)
+    assert not is_valid_permission(permission + space) and not is_valid_permission(space + permission)
+    assert not is_valid_permission(permission.upper()) or permission.upper() == permission
     wildcard = prefix + ":*"
-    assert not iam.is_valid_permission(wildcard) and iam.is_valid_permission(wildcard, allow_wildcard=True)
-    expanded = iam.expand_permission(wildcard)
-    assert expanded == tuple(f"{prefix}:{action}" for action in iam.ACTIONS)
-    assert all(iam.permission_covers(wildcard, p) for p in expanded)
-    assert not iam.permission_covers(wildcard, f"{prefix}.sub:get") and not iam.permission_covers(
-        wildcard, f"{prefix}x:get"
-    )
+    assert not is_valid_permission(wildcard) and is_valid_permission(wildcard, allow_wildcard=True)
+    expanded = expand_permission(wildcard)
+    assert expanded == tuple(f"{prefix}:{action}" for action in ACTIONS)
+    assert all(permission_covers(wildcard, p) for p in expanded)
+    assert not permission_covers(wildcard, f"{prefix}.sub:get") and not permission_covers(wildcard, f"{prefix}x:get")
 
 
 # ---------------------------------------------------------------- subject filters

@@ -1,4 +1,4 @@
-"""Permissions, roles, resource names and the IAM decision — pure functions.
+"""Resource names and their regex tails — pure functions.
 
 A binding grants a role on a resource name. A name may end in a regex tail ``<...>``: the
 literal part matches literally, the tail the rest as an anchored regex. A binding on an
@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple, NoReturn
 
 SERVICE_WORD = "tocsin"
 NAME_PREFIX = f"crn:{SERVICE_WORD}:organizations:"
-ACTIONS = ("list", "get", "update", "delete", "create", "publish", "fullaccess")
-# ``\Z``, not ``$``: ``$`` also matches before a trailing newline.
-PERMISSION_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*:(?:list|get|update|delete|create|publish|fullaccess)\Z")
-_WILDCARD_PERMISSION_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*:\*\Z")
 MAX_NAME_LENGTH = 512
 MAX_TAIL_LENGTH = 64
 # Upper bound on the backtracking paths of a tail over a name of MAX_NAME_LENGTH: two
@@ -41,72 +36,9 @@ _CLASS_CHARS = frozenset(string.ascii_letters + string.digits + "_/:.")
 _CLASS_RE = re.compile(r"\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|[A-Za-z0-9_/:.])+-?\]")
 _ANY = "<any>"  # stands for "any character" in a first-character set
 
-# Every permission prefix of API.md's table.
-RESOURCE_PREFIXES = (
-    "organization.service_account",
-    "organization.service_account.access_token",
-    "organization.service_account.federated_credential",
-    "organization.user",
-    "organization.user.access_token",
-    "organization.group",
-    "organization.role",
-    "organization.iam_policy",
-    "organization.authentication_policy",
-    "organization.workflow_topic",
-    "organization.workflow",
-    "organization.operation_book",
-    "organization.incident",
-    "organization.event",
-    "organization.audit_log",
-)
-
 
 class InvalidName(ValueError):
     """A resource name or regex tail that is malformed or unsafe."""
-
-
-def is_valid_permission(permission: str, *, allow_wildcard: bool = False) -> bool:
-    """The spec's permission pattern, read with a literal dot; ``:*`` in role policies."""
-    return _concrete(permission) or (allow_wildcard and _WILDCARD_PERMISSION_RE.match(permission) is not None)
-
-
-@lru_cache(maxsize=1024)
-def _concrete(permission: str) -> bool:
-    return PERMISSION_RE.match(permission) is not None
-
-
-def _covers(granted: str, wanted: str) -> bool:  # ``wanted`` is valid and concrete, so a match is too
-    return granted == wanted or (granted.endswith(":*") and wanted.rpartition(":")[0] == granted[:-2])
-
-
-def permission_covers(granted: str, wanted: str) -> bool:
-    """Whether a role policy entry (possibly ``x:*``) grants the concrete permission ``wanted``.
-
-    ``x:*`` covers every action of exactly ``x``: not ``x_y:...`` nor ``x.sub:...``.
-    """
-    return _concrete(wanted) and _covers(granted, wanted)
-
-
-def expand_permission(permission: str) -> tuple[str, ...]:
-    """``x:*`` as every action of ACTIONS; a concrete permission as itself; invalid as ()."""
-    if is_valid_permission(permission):
-        return (permission,)
-    if is_valid_permission(permission, allow_wildcard=True):
-        return tuple(f"{permission[:-2]}:{action}" for action in ACTIONS)
-    return ()
-
-
-def escalation_violations(granted_permissions: Iterable[str], caller_can: Callable[[str], bool]) -> list[str]:
-    """The permissions a grant would hand out that the caller does not hold (IAM-002 if any), deduplicated.
-
-    ``x:*`` is expanded into every action; an entry that is not a valid permission is reported as is (fail closed).
-    """
-    out: list[str] = []
-    for entry in granted_permissions:
-        expanded = expand_permission(entry)
-        missing = [p for p in expanded if not caller_can(p)] if expanded else [entry]
-        out += [p for p in missing if p not in out]
-    return out
 
 
 def organization_name(org_id: str) -> str:
@@ -264,20 +196,23 @@ def parse_pattern(name: str) -> NamePattern:
     return NamePattern(literal=literal, tail=re.compile(src))
 
 
-_PATTERNS: dict[str, NamePattern | None] = {}  # parse_pattern's result or None; a dict is cheaper than lru_cache
+# parse_pattern's result or None; a dict is cheaper than lru_cache. Others read it (the fast path
+# of evaluation.evaluate); only pattern_or_none writes it.
+PATTERN_CACHE: dict[str, NamePattern | None] = {}
 _UNPARSED = NamePattern("", None)
 
 
-def _pattern_or_none(name: str) -> NamePattern | None:
-    pattern = _PATTERNS.get(name, _UNPARSED)
+def pattern_or_none(name: str) -> NamePattern | None:
+    """:func:`parse_pattern`, or None for a name it refuses; cached in :data:`PATTERN_CACHE`."""
+    pattern = PATTERN_CACHE.get(name, _UNPARSED)
     if pattern is _UNPARSED:  # a local, so a concurrent clear() cannot make it vanish
         try:
             pattern = parse_pattern(name)
         except InvalidName:
             pattern = None
-        if len(_PATTERNS) >= 4096:
-            _PATTERNS.clear()
-        _PATTERNS[name] = pattern
+        if len(PATTERN_CACHE) >= 4096:
+            PATTERN_CACHE.clear()
+        PATTERN_CACHE[name] = pattern
     return pattern
 
 
@@ -319,7 +254,7 @@ def pattern_covers(outer: str, inner: str) -> bool:
     Backs the escalation guard for grants on patterns: the caller must hold each permission
     through a binding that covers the whole new pattern, not just its literal part.
     """
-    big, small = _pattern_or_none(outer), _pattern_or_none(inner)
+    big, small = pattern_or_none(outer), pattern_or_none(inner)
     if big is None or small is None or (big.tail is not None and big.tail.pattern not in _SATURATING_TAILS):
         return outer == inner and big is not None
     (exact_o, prefix_o), (exact_i, prefix_i) = _reach(big), _reach(small)
@@ -327,105 +262,3 @@ def pattern_covers(outer: str, inner: str) -> bool:
         prefix_o = None  # right after the org id only ':' may follow, which a '/' tail never matches
     exact_ok = exact_i is None or exact_i == exact_o or (prefix_o is not None and exact_i.startswith(prefix_o))
     return exact_ok and (prefix_i is None or (prefix_o is not None and prefix_i.startswith(prefix_o)))
-
-
-@dataclass(frozen=True, slots=True)
-class Role:
-    """A named list of permissions (``x:*`` allowed); system roles cannot change."""
-
-    id: str
-    name: str
-    description: str
-    permissions: tuple[str, ...]
-    system: bool = False
-    # The owner's: every permission the spec's pattern allows, also resources no route names yet
-    # (the spec's ``organization.asset_item``), so an owner can build every role the spec describes.
-    every_permission: bool = False
-
-    def grants(self, permission: str) -> bool:
-        """Whether one of the role's permissions covers the concrete ``permission``."""
-        return _concrete(permission) and (
-            self.every_permission or any(_covers(p, permission) for p in self.permissions)
-        )
-
-
-def _of(prefixes: Iterable[str], *actions: str) -> tuple[str, ...]:
-    return tuple(f"{p}:{a}" for p in prefixes for a in actions)
-
-
-_INCIDENT, _TOPIC = ("organization.incident",), ("organization.workflow_topic",)
-
-
-def _system(role_id: str, description: str, permissions: tuple[str, ...], *, every: bool = False) -> Role:
-    name = role_id.replace("_", " ").capitalize()
-    return Role(role_id, name, description, permissions, system=True, every_permission=every)
-
-
-SYSTEM_ROLES: dict[str, Role] = {
-    r.id: r
-    for r in (
-        _system(
-            "owner",
-            "Every permission in the organization (any service.resource:action), incident fullaccess included.",
-            _of(RESOURCE_PREFIXES, "*"),
-            every=True,
-        ),
-        _system("viewer", "Every get and list.", _of(RESOURCE_PREFIXES, "get", "list")),
-        _system("workflow_publisher", "Publish events to workflow topics.", _of(_TOPIC, "get", "publish")),
-        _system("incident_responder", "Read and update incidents.", _of(_INCIDENT, "get", "list", "update")),
-        _system("incident_manager", "Every incident action.", _of(_INCIDENT, "*")),
-        _system("user_manager", "Manage users and groups.", _of(("organization.user", "organization.group"), "*")),
-    )
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """A role granted to a principal on a resource name (pattern)."""
-
-    resource: str
-    role_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Grant:
-    """The binding, and the id of its role, that give a permission."""
-
-    binding: Binding
-    role_id: str
-
-
-def evaluate(bindings: Sequence[Binding], roles: Mapping[str, Role], permission: str, resource: str) -> Grant | None:
-    """The first binding covering ``resource`` whose role grants ``permission``; invalid names are skipped."""
-    if not _concrete(permission):
-        return None
-    for binding in bindings:
-        pattern = _PATTERNS.get(binding.resource) or _pattern_or_none(binding.resource)
-        if pattern is None or not resource.startswith(pattern.literal) or not pattern.matches(resource):
-            continue
-        role = roles.get(binding.role_id)
-        if role is not None and role.grants(permission):
-            return Grant(binding=binding, role_id=role.id)
-    return None
-
-
-def holds_every_permission(bindings: Sequence[Binding], roles: Mapping[str, Role], pattern: str) -> bool:
-    """Whether a role with every permission covers every name ``pattern`` can match (granting the
-    owner role hands out every permission, so only such a holder may)."""
-    return any(
-        (role := roles.get(binding.role_id)) is not None
-        and role.every_permission
-        and pattern_covers(binding.resource, pattern)
-        for binding in bindings
-    )
-
-
-def evaluate_pattern(
-    bindings: Sequence[Binding], roles: Mapping[str, Role], permission: str, pattern: str
-) -> Grant | None:
-    """Like :func:`evaluate`, for every name a binding pattern can match (see :func:`pattern_covers`)."""
-    for binding in bindings:
-        role = roles.get(binding.role_id)
-        if role is not None and role.grants(permission) and pattern_covers(binding.resource, pattern):
-            return Grant(binding=binding, role_id=role.id)
-    return None
