@@ -104,3 +104,16 @@ class Unavailable(TocsinError):
     http_status = 503
     code = "SYS-001"
     retriable = True
+
+
+class InvalidCredential(TocsinError, ValueError):
+    """A federated-credential field that cannot be accepted; ``field`` names it.
+
+    Raised by the pure rules (``app/domain/subject_filter.py``, ``conditions.py``); a
+    ``ValueError`` too, as it always was, so validators that catch those still do.
+    """
+
+    def __init__(self, field: str, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.position = position

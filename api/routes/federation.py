@@ -17,11 +17,12 @@ from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
 from app import metrics
-from app.domain.federation import InvalidCredential, compile_condition, validate_subject_filter
+from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.rate_limit import retry_after_header
-from app.errors import InvalidInput, NotFound
+from app.domain.subject_filter import validate_subject_filter
+from app.errors import InvalidCredential, InvalidInput, NotFound
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
 from app.identity.federation import RateLimited
 from app.store import audit

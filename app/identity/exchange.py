@@ -16,7 +16,8 @@ from typing import Any
 import jwt
 import orjson
 
-from app.domain.federation import Condition, subject_matches
+from app.domain.conditions import Condition
+from app.domain.subject_filter import subject_matches
 from app.identity.jwks import JwksCache
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config_cache import TTLCache
-from app.domain.federation import compile_condition
+from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
 from app.errors import InvalidInput

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from app import records
-from app.domain.federation import InvalidCredential, compile_condition, subject_matches, validate_subject_filter
+from app.domain.conditions import compile_condition
 from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
 from app.domain.json_bounds import json_violations
 from app.domain.limits import PublishLimits, publish_violations
@@ -40,7 +40,9 @@ from app.domain.resource_names import (
     validate_binding_resource,
     validate_resource_name,
 )
+from app.domain.subject_filter import subject_matches, validate_subject_filter
 from app.domain.workflow import render_template
+from app.errors import InvalidCredential
 from tests.support.bounds import bounded
 
 T = TypeVar("T")

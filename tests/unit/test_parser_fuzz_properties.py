@@ -23,15 +23,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app.domain.federation import (
+from app.domain.conditions import (
     _NAMESPACED,
     _OPERAND_START,
     _STRING,
-    InvalidCredential,
     compile_condition,
-    subject_matches,
     translate_condition,
-    validate_subject_filter,
 )
 from app.domain.filters import OPERATOR_TYPES, compile_filter, validate_filter
 from app.domain.notification import NotificationObject
@@ -48,7 +45,9 @@ from app.domain.resource_names import (
     validate_binding_resource,
     validate_resource_name,
 )
+from app.domain.subject_filter import subject_matches, validate_subject_filter
 from app.domain.workflow import webhook_url_problem
+from app.errors import InvalidCredential
 from tests.support.bounds import bounded
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""Federated credentials: subject filters and attribute conditions (CEL), pure.
+"""Attribute conditions (CEL) of federated credentials, pure.
 
 The spec writes a namespaced claim as ``["<namespace>"]["<claim>"]`` at the top level of a
 condition. That is not plain CEL, so :func:`translate_condition` turns each such operand into
@@ -13,38 +13,9 @@ from typing import Any
 
 import cel
 
+from app.errors import InvalidCredential
+
 MAX_CONDITION_CHARS = 4096
-MAX_SUBJECT_FILTER_CHARS = 1024
-
-
-class InvalidCredential(ValueError):
-    """A federated-credential field that cannot be accepted; ``field`` names it."""
-
-    def __init__(self, field: str, message: str, position: int | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-        self.position = position
-
-
-def validate_subject_filter(value: str) -> str:
-    """Exact value, or a prefix ending in one trailing ``*``; a bare ``*`` is refused."""
-    if not value or len(value) > MAX_SUBJECT_FILTER_CHARS:
-        raise InvalidCredential("subject_filter", f"must be 1 to {MAX_SUBJECT_FILTER_CHARS} characters")
-    if value.strip() != value or any(ord(c) < 32 for c in value):
-        raise InvalidCredential("subject_filter", "must not contain surrounding spaces or control characters")
-    if "*" in value[:-1]:
-        raise InvalidCredential("subject_filter", "'*' is allowed only once, as the last character")
-    if value == "*":
-        raise InvalidCredential("subject_filter", "a bare '*' would trust every subject of the issuer")
-    return value
-
-
-def subject_matches(subject_filter: str, subject: str) -> bool:
-    """Exact match, or prefix match when the filter ends in ``*``."""
-    if subject_filter.endswith("*"):
-        return subject.startswith(subject_filter[:-1])
-    return subject == subject_filter
-
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"' + r"|'(?:[^'\\]|\\.)*'")
 # A namespaced claim operand: ["ns"]["claim"] (one string in each bracket pair), possibly deeper.
