@@ -12,7 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain.client_address import Network
-from app.domain.webhooks import RetrySchedule
+from app.domain.retry_schedule import RetrySchedule
 from app.identity.signing_keys import key_problem
 
 

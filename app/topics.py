@@ -8,7 +8,7 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
-from app.domain.webhooks import RetrySchedule
+from app.domain.retry_schedule import RetrySchedule
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def retry_topic(level_s: float) -> str:
 
 
 def retry_topics(settings: Settings) -> list[str]:
-    from app.domain.webhooks import delay_levels
+    from app.domain.retry_schedule import delay_levels
 
     return [retry_topic(level) for level in delay_levels(settings.retry_schedule)]
 

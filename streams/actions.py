@@ -21,7 +21,9 @@ from collections import OrderedDict
 from typing import Any
 
 from app import metrics
-from app.domain.webhooks import Outcome, Verdict, classify, delay_levels, level_for
+from app.domain.delivery_verdicts import DeliveryOutcome as Outcome
+from app.domain.delivery_verdicts import Verdict, classify
+from app.domain.retry_schedule import delay_levels, level_for
 from app.executors.base import Attempt, Executor
 from app.faust_app import action_topics, app, raw_topic, settings
 from app.records import encode

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from aiokafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError
 
 from app import metrics
-from app.domain.webhooks import RetrySchedule
+from app.domain.retry_schedule import RetrySchedule
 from app.faust_app import dead_letter_topic
 from app.records import decode, encode
 from app.store.db import database_unavailable, when_available

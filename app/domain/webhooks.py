@@ -1,21 +1,14 @@
 """Outgoing webhooks after Standard Webhooks (https://www.standardwebhooks.com, spec 1.0.0):
-secrets, signatures, headers, the JSON body, and what a delivery attempt's result means.
+secrets, signatures, headers and the JSON body.
 
-Pure: the executor does the HTTP (httpx, SSRF guard) and the Kafka retry topics; this module
-decides what to send and when to try again.
+Pure: the executor does the HTTP (SSRF guard) and the Kafka retry topics; this module decides
+what to send. When to try again is ``delivery_verdicts.py`` on ``retry_schedule.py``.
 
 - Secrets are ``whsec_<base64>`` of 24 to 64 random bytes (the spec's bounds); the key is
   the decoded bytes. Read paths show :func:`mask_secret` only.
 - ``webhook-id`` is the delivery's effect id, stable across retries (the receiver dedupes on
   it); ``webhook-timestamp`` is the attempt's time, fresh per attempt; ``webhook-signature`` is
   ``v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">``.
-- Outcomes: 2xx delivered; 410 Gone disables the endpoint (no retry); everything else —
-  3xx (redirects are never followed), 4xx, 5xx, timeouts, connection errors — is a failure
-  retried on the :class:`RetrySchedule` until its attempts run out (DEAD). Other 4xx than
-  408/409/425/429 are retried too, as the spec suggests: a receiver that answers 401/404
-  while it is being redeployed or reconfigured recovers within the schedule, and a dead
-  delivery stays visible for a manual replay. ``Retry-After`` (delta-seconds or HTTP-date,
-  on any failure status, 429 and 503 in practice) lengthens the wait, never shortens it.
 """
 
 from __future__ import annotations
@@ -25,14 +18,10 @@ import binascii
 import hashlib
 import hmac
 import json
-import math
 import re
 import secrets
-from bisect import bisect_left
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from app.domain.control import ControlDecision
@@ -42,7 +31,6 @@ SECRET_PREFIX = "whsec_"
 MIN_SECRET_BYTES = 24  # Standard Webhooks: at least 192 bits…
 MAX_SECRET_BYTES = 64  # …and at most 512
 NEW_SECRET_BYTES = 32
-MAX_RETRY_AFTER_S = 3600.0  # a receiver's Retry-After never parks a delivery longer than this
 EVENT_TYPE_PREFIX = "tocsin.event."
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
@@ -182,212 +170,3 @@ def webhook_body(record: dict[str, Any], decision: str, topic_key: str, incident
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(body, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode("ascii")
-
-
-# --- retry schedule and delay levels ---------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RetrySchedule:
-    """Exponential backoff with proportional downward jitter.
-
-    After failed attempt ``n`` (1-based: attempt 1 is the first, immediate delivery) the
-    nominal wait is ``min(max_delay_s, base_s * factor ** (n - 1))`` and the wait is
-    ``nominal * (1 - jitter * rand)`` for ``rand`` in [0, 1): within
-    ``[nominal * (1 - jitter), nominal]``, never above the nominal (so never above the cap).
-    ``jitter=1`` is "full jitter". A delivery makes at most ``max_attempts`` attempts.
-
-    The defaults follow the spirit of Standard Webhooks' example schedule (5 s, 5 min, 30 min,
-    2 h, 5 h, 10 h, 14 h, 20 h, 24 h) as a factor series: 5 s, 30 s, 3 min, 18 min, 1.8 h, then
-    10 h six times — 12 attempts over about 62 h — and 6 delay levels.
-    """
-
-    base_s: float = 5.0
-    factor: float = 6.0
-    max_delay_s: float = 36_000.0
-    max_attempts: int = 12
-    jitter: float = 0.2
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.base_s) and self.base_s > 0):
-            raise ValueError("base_s must be a positive number")
-        if not (math.isfinite(self.factor) and self.factor >= 1):
-            raise ValueError("factor must be at least 1")
-        if not (math.isfinite(self.max_delay_s) and self.max_delay_s >= self.base_s):
-            raise ValueError("max_delay_s must be at least base_s")
-        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int) or self.max_attempts < 1:
-            raise ValueError("max_attempts must be a positive integer")
-        if not 0 <= self.jitter <= 1:
-            raise ValueError("jitter must be within [0, 1]")
-
-    def nominal(self, attempt: int) -> float:
-        """The un-jittered wait after failed attempt ``attempt`` (its delay level)."""
-        if attempt < 1:
-            raise ValueError("attempts are numbered from 1")
-        try:
-            value = self.base_s * self.factor ** (attempt - 1)
-        except OverflowError:
-            return self.max_delay_s
-        return min(self.max_delay_s, value)
-
-    def delay(self, attempt: int, rand: float) -> float:
-        """The wait after failed attempt ``attempt``, jittered by ``rand`` in [0, 1)."""
-        if not 0 <= rand < 1:
-            raise ValueError("rand must be within [0, 1)")
-        return self.nominal(attempt) * (1 - self.jitter * rand)
-
-
-def delay_levels(schedule: RetrySchedule) -> list[float]:
-    """The distinct delay levels a delivery can pass through, ascending: the nominal waits after
-    attempts 1 … ``max_attempts - 1`` (none when a delivery has a single attempt).
-
-    The worker keeps one Kafka delay topic per level. A waiting delivery goes to the level
-    :func:`level_for` its wait — the smallest level ≥ it — and carries its own due time
-    (``Outcome.retry_at_s``); the level's consumer holds the head record until that record is
-    due, then moves on. So a delivery is never sent early, and at most ``level - its wait`` late,
-    because every record ahead of it in the level was due within ``level`` of being parked: for
-    a backoff wait that is at most ``jitter * level`` (its nominal is ≥ the level it lands in), for
-    a longer ``Retry-After`` wait less than the gap to the next lower level.
-    """
-    levels: list[float] = []
-    for attempt in range(1, schedule.max_attempts):
-        level = schedule.nominal(attempt)
-        if not levels or level > levels[-1]:
-            levels.append(level)
-        if level >= schedule.max_delay_s:
-            break
-    return levels
-
-
-def level_for(delay_s: float, levels: list[float]) -> float:
-    """The smallest level ≥ ``delay_s`` (ValueError when ``delay_s`` exceeds them all)."""
-    index = bisect_left(levels, delay_s)
-    if index == len(levels):
-        raise ValueError(f"no delay level holds a wait of {delay_s} s")
-    return levels[index]
-
-
-# --- Retry-After -----------------------------------------------------------------------------
-
-_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
-_LONG_DAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MON = r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_TIME = r"(?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})"
-_IMF_FIXDATE = re.compile(rf"{_DAY}, (?P<d>\d{{2}}) {_MON} (?P<y>\d{{4}}) {_TIME} GMT", re.IGNORECASE)
-_RFC850 = re.compile(rf"{_LONG_DAY}, (?P<d>\d{{2}})-{_MON}-(?P<yy>\d{{2}}) {_TIME} GMT", re.IGNORECASE)
-_ASCTIME = re.compile(rf"{_DAY} {_MON} (?P<d>[ \d]\d) {_TIME} (?P<y>\d{{4}})", re.IGNORECASE)
-_DELTA_SECONDS = re.compile(r"\d+")
-
-
-def parse_http_date(value: str, now_s: float) -> float | None:
-    """Seconds since the epoch of an HTTP-date (RFC 9110 §5.6.7: IMF-fixdate, obsolete RFC 850
-    and asctime forms); None when ``value`` is none of them. ``now_s`` places RFC 850's
-    two-digit years (more than 50 years ahead means the previous century)."""
-    text = value.strip()
-    match = _IMF_FIXDATE.fullmatch(text) or _RFC850.fullmatch(text) or _ASCTIME.fullmatch(text)
-    if match is None:
-        return None
-    groups = match.groupdict()
-    if groups.get("yy") is not None:
-        this_year = (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=int(now_s))).year
-        year = this_year - this_year % 100 + int(groups["yy"])
-        if year > this_year + 50:
-            year -= 100
-    else:
-        year = int(groups["y"])
-    try:
-        moment = datetime(
-            year,
-            _MONTHS.index(groups["mon"].lower()) + 1,
-            int(groups["d"].strip()),
-            int(groups["h"]),
-            int(groups["m"]),
-            int(groups["s"]),
-            tzinfo=UTC,
-        )
-    except ValueError:
-        return None
-    return moment.timestamp()
-
-
-def retry_after_s(headers: Mapping[str, str], now_s: float) -> float | None:
-    """The wait a ``Retry-After`` header asks for, in seconds (≥ 0), or None when it is absent
-    or unparseable. Delta-seconds or an HTTP-date; a date in the past means 0."""
-    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    if value is None:
-        return None
-    text = value.strip()
-    if _DELTA_SECONDS.fullmatch(text):
-        return float(int(text)) if len(text) <= 12 else 1e12
-    when = parse_http_date(text, now_s)
-    return None if when is None else max(0.0, when - now_s)
-
-
-# --- outcome of an attempt -------------------------------------------------------------------
-
-
-class Verdict(StrEnum):
-    DELIVERED = "DELIVERED"  # 2xx
-    RETRY = "RETRY"  # failed, try again at retry_at_s
-    DEAD = "DEAD"  # failed and no attempts left: dead-letter it
-    DISABLE = "DISABLE"  # 410 Gone: disable the endpoint, no retry
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one attempt's result means. For RETRY: when (``retry_at_s``), after how long
-    (``delay_s``) and in which delay level (``level_s``, see :func:`delay_levels`)."""
-
-    verdict: Verdict
-    reason: str
-    retry_at_s: float | None = None
-    delay_s: float | None = None
-    level_s: float | None = None
-
-
-_MAX_REASON = 200
-
-
-def classify(
-    status_code: int | None,
-    headers: Mapping[str, str],
-    error: str | None,
-    attempt: int,
-    schedule: RetrySchedule,
-    now_s: float,
-    *,
-    rand: float = 0.0,
-) -> Outcome:
-    """Classify attempt number ``attempt`` (1-based) of a delivery that ended at ``now_s``.
-
-    ``status_code`` is the response status, or None when there was no response (timeout,
-    connection error: ``error`` says which). ``rand`` in [0, 1) jitters the backoff (pass
-    ``random.random()``; 0 gives the nominal wait). The wait before a retry is the backoff,
-    lengthened to the response's ``Retry-After`` when that asks for more — capped at
-    ``MAX_RETRY_AFTER_S`` and at the largest delay level, so it always fits a level; a
-    missing or unparseable ``Retry-After`` leaves the backoff.
-    """
-    if attempt < 1:
-        raise ValueError("attempts are numbered from 1")
-    if status_code is not None and 200 <= status_code <= 299:
-        return Outcome(Verdict.DELIVERED, f"HTTP {status_code}")
-    if status_code == 410:
-        return Outcome(Verdict.DISABLE, "HTTP 410 Gone: the endpoint asked to stop receiving")
-    if status_code is None:
-        reason = f"no response: {error}" if error else "no response"
-    elif 300 <= status_code <= 399:
-        reason = f"HTTP {status_code}: redirect not followed"
-    else:
-        reason = f"HTTP {status_code}"
-    reason = reason[:_MAX_REASON]
-    if attempt >= schedule.max_attempts:
-        return Outcome(Verdict.DEAD, reason)
-    levels = delay_levels(schedule)
-    wait = schedule.delay(attempt, rand)
-    if status_code is not None:
-        asked = retry_after_s(headers, now_s)
-        if asked is not None:
-            wait = max(wait, min(asked, MAX_RETRY_AFTER_S, levels[-1]))
-    level = level_for(wait, levels)
-    return Outcome(Verdict.RETRY, reason, retry_at_s=now_s + wait, delay_s=wait, level_s=level)

@@ -12,10 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.domain.delivery_verdicts import DeliveryOutcome as WebhookOutcome
 from app.domain.ids import new_id
 from app.domain.incidents import IncidentStep, incident_step
 from app.domain.publish import state_key
-from app.domain.webhooks import Outcome as WebhookOutcome
 from app.executors.base import Attempt
 from app.store.models import (
     ControlStateView,

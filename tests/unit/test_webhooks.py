@@ -17,18 +17,18 @@ from hypothesis import strategies as st
 from standardwebhooks import webhooks as reference
 from standardwebhooks.webhooks import Webhook
 
-from app.domain.webhooks import (
+from app.domain.delivery_verdicts import (
     MAX_RETRY_AFTER_S,
-    Outcome,
-    RetrySchedule,
     Verdict,
     classify,
-    delay_levels,
-    level_for,
-    mask_secret,
-    new_secret,
     parse_http_date,
     retry_after_s,
+)
+from app.domain.delivery_verdicts import DeliveryOutcome as Outcome
+from app.domain.retry_schedule import RetrySchedule, delay_levels, level_for
+from app.domain.webhooks import (
+    mask_secret,
+    new_secret,
     secret_key,
     sign,
     webhook_body,
