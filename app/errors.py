@@ -5,8 +5,20 @@ TocsinError
  ├── PermissionDenied (403 IAM-001), ChangeRefused (403 IAM-002)
  ├── NotFound (404 RES-001), Conflict (409 RES-002)
  ├── InvalidInput (422 VAL-001), BodyTooLarge (413 VAL-002), UnsupportedMediaType (415 VAL-003)
+ ├── RateLimited (429 RATE-001, retriable): publishes per account and topic, token exchanges
  ├── Unavailable (503 SYS-001, retriable): broker or database not reachable
+ ├── InvalidCredential (also ValueError): a federated credential's subject filter or condition
+ ├── raised by the pure rules, also ValueError as they always were:
+ │    InvalidName (app/domain/resource_names.py), InvalidFilter (app/domain/filters.py)
+ ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, RFC 6749 §5.2 body
+ ├── FetchRefused → TargetRefused (app/identity/fetch.py): an outbound fetch the SSRF policy refused
+ ├── BrokerNotReady (app/topics.py, also aiokafka's KafkaError): topics cannot be created yet
+ ├── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
+ ├── KafkaLocalError, PostgresLocalError (also RuntimeError): the embedded broker or database did not start
  └── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
+
+Where a class also derives from a built-in or library error, that is so every ``except`` written
+for it before it joined the root still catches it.
 """
 
 from __future__ import annotations

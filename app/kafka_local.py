@@ -31,6 +31,8 @@ from typing import Any, Self, TypeVar
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
+from app.errors import TocsinError
+
 DEFAULT_VERSION = "4.1.1"
 LOG4J_VERSION = "2.24.3"
 SLF4J_VERSION = "2.0.16"
@@ -115,7 +117,7 @@ def cluster_properties(replication_factor: int, min_insync_replicas: int) -> dic
     }
 
 
-class KafkaLocalError(RuntimeError):
+class KafkaLocalError(TocsinError, RuntimeError):
     """Raised when the local broker cannot be resolved, formatted or started."""
 
 

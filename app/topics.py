@@ -9,6 +9,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from app.domain.retry_schedule import RetrySchedule
+from app.errors import TocsinError
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ async def ensure_topics(settings: Settings) -> None:
 NOT_READY_CODES = frozenset({7, 38, 41})
 
 
-class BrokerNotReady(KafkaError):  # type: ignore[misc]  # aiokafka ships no type hints
+class BrokerNotReady(TocsinError, KafkaError):  # type: ignore[misc]  # aiokafka ships no type hints
     """The cluster answered but cannot create the topics yet."""
 
 

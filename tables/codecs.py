@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from app.domain.control import STATE_VERSION, ControlState
+from app.errors import TocsinError
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def dump_control(stored: StoredControl) -> bytes:
     )
 
 
-class UnreadableValue(ValueError):
+class UnreadableValue(TocsinError, ValueError):
     """A stored table value that cannot be decoded (corrupted, or written by an unknown version)."""
 
 

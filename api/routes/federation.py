@@ -22,9 +22,8 @@ from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.rate_limit import retry_after_header
 from app.domain.subject_filter import validate_subject_filter
-from app.errors import InvalidCredential, InvalidInput, NotFound
+from app.errors import InvalidCredential, InvalidInput, NotFound, RateLimited
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
-from app.identity.federation import RateLimited
 from app.store import audit
 from app.store.accounts import load_principal, utcnow
 from app.store.models import Account, ExchangeAttempt, FederatedCredential

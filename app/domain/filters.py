@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from app.domain.json_bounds import number_problem
+from app.errors import TocsinError
 
 MAX_DEPTH: Final = 10
 MAX_LEAVES: Final = 100
@@ -338,7 +339,7 @@ def validate_filter(
     return validator.errors
 
 
-class InvalidFilter(ValueError):
+class InvalidFilter(TocsinError, ValueError):
     """A filter :func:`validate_filter` refuses; validate before compiling. ``errors`` lists why."""
 
     def __init__(self, errors: Errors) -> None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple, NoReturn
 
+from app.errors import TocsinError
+
 SERVICE_WORD = "tocsin"
 NAME_PREFIX = f"crn:{SERVICE_WORD}:organizations:"
 MAX_NAME_LENGTH = 512
@@ -37,7 +39,7 @@ _CLASS_RE = re.compile(r"\[\^?(?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|[A-Za-z0-9_
 _ANY = "<any>"  # stands for "any character" in a first-character set
 
 
-class InvalidName(ValueError):
+class InvalidName(TocsinError, ValueError):
     """A resource name or regex tail that is malformed or unsafe."""
 
 

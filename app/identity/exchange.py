@@ -18,6 +18,7 @@ import orjson
 
 from app.domain.conditions import Condition
 from app.domain.subject_filter import subject_matches
+from app.errors import TocsinError
 from app.identity.jwks import JwksCache
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -35,7 +36,7 @@ MAX_LIFETIME_SECONDS = 24 * 3600
 _ALGORITHMS = {name: jwt.get_algorithm_by_name(name) for name in ALLOWED_ALGORITHMS}
 
 
-class ExchangeFailure(Exception):
+class ExchangeFailure(TocsinError):
     """An exchange refused with the spec's status and error; ``check`` is for admins only."""
 
     def __init__(self, status: int, error: str, description: str, check: str, authenticated: bool = True) -> None:

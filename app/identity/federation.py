@@ -18,7 +18,7 @@ from app.config_cache import TTLCache
 from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
-from app.errors import InvalidInput
+from app.errors import InvalidInput, RateLimited
 from app.identity import federated_tokens
 from app.identity.exchange import (
     GRANT_TYPE,
@@ -38,12 +38,6 @@ from app.store.models import Account, ExchangeAttempt, FederatedCredential
 
 log = logging.getLogger(__name__)
 DISCOVERY_PATH = "/.well-known/openid-configuration"
-
-
-class RateLimited(Exception):
-    def __init__(self, retry_after: float) -> None:
-        super().__init__("rate limited")
-        self.retry_after = retry_after
 
 
 def discovery_url(issuer_url: str) -> str:
@@ -145,7 +139,7 @@ class Federation:
         """The spec's token response, or ExchangeFailure / RateLimited."""
         wait = self.per_client.take(client) or self.failures_per_client.peek(client)
         if wait:
-            raise RateLimited(wait)
+            raise RateLimited("too many token exchanges; retry later", retry_after=wait)
         if form.get("grant_type") != GRANT_TYPE:
             raise invalid_request("grant_type must be " + GRANT_TYPE)
         if form.get("subject_token_type") != SUBJECT_TOKEN_TYPE:
@@ -162,7 +156,7 @@ class Federation:
             raise unauthenticated("credential")
         wait = self.per_credential.take(cred.id)
         if wait:
-            raise RateLimited(wait)
+            raise RateLimited("too many token exchanges; retry later", retry_after=wait)
         try:
             claims = await verify_subject_token(
                 token, cred, self.jwks, self.settings.max_subject_token_lifetime_seconds
