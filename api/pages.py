@@ -17,21 +17,20 @@ from typing import Annotated, Any, Generic, TypeVar
 
 import orjson
 from fastapi import Depends, Query
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from api.models import Out
 from app.errors import InvalidInput
 
 T = TypeVar("T")
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 
 
-class Page(BaseModel, Generic[T]):
+class Page(Out, Generic[T]):
     """A route declares ``response_model=Page[ItemOut]``; its items are checked against ``ItemOut``."""
 
-    model_config = ConfigDict(extra="forbid")
     items: list[T]
     next_cursor: str | None
 

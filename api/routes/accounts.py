@@ -10,14 +10,14 @@ from datetime import timedelta
 from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from pydantic import BaseModel, EmailStr, Field
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import SessionDep, StateDep, authenticate, authorize, permission_extra, require
 from api.guard import ensure_can_act_as
 from api.incident_guard import ensure_sees_incidents_of
-from api.models import Out, Timestamp, omittable
+from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from app.domain.principal import Principal
 from app.domain.resource_names import resource_name
@@ -28,34 +28,30 @@ from app.store.models import AccessToken, Account, RoleBinding
 from app.store.workflows import find_in_org
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class ServiceAccountIn(_Strict):
+class ServiceAccountIn(In):
     name: str = Field(min_length=1, max_length=200)
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
     description: str = Field(default="", max_length=2000)
 
 
-class ServiceAccountPatch(_Strict):
+class ServiceAccountPatch(In):
     name: str = omittable(min_length=1, max_length=200)
     status: Literal["ACTIVE", "INACTIVE"] = omittable()
     description: str = omittable(max_length=2000)
 
 
-class UserIn(_Strict):
+class UserIn(In):
     email: EmailStr
     display_name: str = Field(min_length=1, max_length=200)
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
 
 
-class UserPatch(_Strict):
+class UserPatch(In):
     display_name: str = omittable(min_length=1, max_length=200)
     status: Literal["ACTIVE", "INACTIVE"] = omittable()
 
 
-class TokenIn(_Strict):
+class TokenIn(In):
     name: str = Field(default="", max_length=200)
     expires_in: int | None = Field(default=None, ge=60, le=366 * 24 * 3600)
 

@@ -7,13 +7,13 @@ dependencies from local variables, which FastAPI resolves only from evaluated an
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import delete, select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.guard import ensure_can_grant
 from api.limits import limits_exceeded
-from api.models import Out
+from api.models import In, Out
 from app.domain.ids import new_id
 from app.domain.permissions import is_valid_permission
 from app.domain.principal import Principal
@@ -28,8 +28,7 @@ router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["iam"])
 PERM = "organization.iam_policy"
 
 
-class ResourceBinding(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class ResourceBinding(In):
     resource: str = Field(min_length=1, max_length=MAX_NAME_LENGTH)
     role_id: str = Field(min_length=1, max_length=40)
 
@@ -37,20 +36,17 @@ class ResourceBinding(BaseModel):
 MAX_BINDINGS = 10_000  # hard ceiling; TOCSIN_MAX_BINDINGS_PER_SUBJECT (200 by default) tightens it
 
 
-class ResourceBindings(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class ResourceBindings(In):
     bindings: list[ResourceBinding] = Field(max_length=MAX_BINDINGS)
 
 
-class IncidentBinding(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class IncidentBinding(In):
     role_id: str = Field(min_length=1, max_length=40)
     user_ids: list[str] = Field(default_factory=list, max_length=1000)
     group_ids: list[str] = Field(default_factory=list, max_length=1000)
 
 
-class IncidentBindings(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class IncidentBindings(In):
     bindings: list[IncidentBinding] = Field(max_length=MAX_BINDINGS)
 
 
@@ -298,14 +294,12 @@ async def put_incident_bindings(
     return after
 
 
-class CheckSubject(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class CheckSubject(In):
     kind: Literal["service_account", "user_account"]
     id: str = Field(max_length=40)
 
 
-class CheckIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class CheckIn(In):
     principal: CheckSubject
     permission: str = Field(max_length=200)
     resource: str = Field(max_length=MAX_NAME_LENGTH)

@@ -7,13 +7,13 @@ from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import RFC6749_ERRORS, OAuthErrorOut
 from api.guard import ensure_can_act_as
-from api.models import Out, Timestamp, omittable
+from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
 from app import metrics
@@ -37,8 +37,7 @@ IMMUTABLE = ("issuer_url", "subject_filter", "audience")
 MAX_FORM_BYTES = 64 * 1024
 
 
-class CredentialIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class CredentialIn(In):
     display_name: str = Field(min_length=1, max_length=200)
     issuer_url: str = Field(min_length=1, max_length=1000)
     subject_filter: str = Field(min_length=1, max_length=1024)
@@ -47,8 +46,7 @@ class CredentialIn(BaseModel):
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
 
 
-class CredentialPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class CredentialPatch(In):
     display_name: str = omittable(min_length=1, max_length=200)
     attribute_condition: str | None = Field(default=None, max_length=4096)
     status: Literal["ACTIVE", "INACTIVE"] = omittable()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
@@ -13,7 +13,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.guard import ensure_can_grant
 from api.incident_guard import ensure_sees_incidents_of
-from api.models import Out, Timestamp, omittable
+from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -29,14 +29,12 @@ router = APIRouter(prefix="/v1/organizations/{org_id}/groups", tags=["groups"])
 PERM = "organization.group"
 
 
-class GroupIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class GroupIn(In):
     name: str = Field(min_length=1, max_length=200)
     member_user_ids: list[str] = Field(default_factory=list, max_length=10000)
 
 
-class GroupPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class GroupPatch(In):
     name: str = omittable(min_length=1, max_length=200)
     member_user_ids: list[str] = omittable(max_length=10000)
 

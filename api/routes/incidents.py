@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, permission_extra, require
-from api.models import Out, Timestamp
+from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, cut, page, paginate, paginate_by_time
 from app.domain.evaluation import evaluate_pattern
 from app.domain.ids import new_id
@@ -153,8 +153,7 @@ async def get_incident(
     return incident_out(await visible_incident(session, principal, org_id, incident_id))
 
 
-class IncidentPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class IncidentPatch(In):
     status: Literal["OPEN", "ACKNOWLEDGED", "RESOLVED"]
 
 
@@ -191,8 +190,7 @@ async def update_incident(
     return incident_out(inc)
 
 
-class NoteIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class NoteIn(In):
     message: str = Field(min_length=1, max_length=10000)
 
 
@@ -253,8 +251,7 @@ async def add_note(
     return timeline_out(entry)
 
 
-class AnswersIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class AnswersIn(In):
     answers: dict[str, Any] = Field(max_length=200)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.members import ensure_members_of
-from api.models import Out, Timestamp
+from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, page
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -24,8 +24,7 @@ from app.store.workflows import find_in_org, list_in_org
 router = APIRouter(prefix="/v1/organizations/{org_id}/operation_books", tags=["operation books"])
 
 
-class BookIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class BookIn(In):
     name: str = Field(min_length=1, max_length=200)
     incident_title_template: str = Field(min_length=1, max_length=1000)
     member_user_ids: list[str] = Field(default_factory=list, max_length=1000)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
-from api.models import Out, Timestamp, omittable
+from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from app.domain.auth_policy import AuthenticationPolicy
 from app.domain.principal import Principal
@@ -22,16 +22,14 @@ from app.store.models import AuthenticationPolicy as PolicyRow
 router = APIRouter(prefix="/v1/organizations", tags=["organizations"])
 
 
-class OrganizationIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class OrganizationIn(In):
     name: str = Field(min_length=1, max_length=200)
     parent_organization_id: str | None = None
     partner_organization_ids: list[str] = Field(default_factory=list, max_length=1000)
     license_subscriber_organization_ids: list[str] = Field(default_factory=list, max_length=1000)
 
 
-class OrganizationPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class OrganizationPatch(In):
     parent_organization_id: str | None = None
     partner_organization_ids: list[str] = omittable(max_length=1000)
     license_subscriber_organization_ids: list[str] = omittable(max_length=1000)

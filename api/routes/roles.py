@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 from sqlalchemy import select
 
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
 from api.errors import CONFLICT
 from api.guard import ensure_holds
-from api.models import Out, Timestamp
+from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, cut, page
 from app.domain.ids import new_id
 from app.domain.permissions import is_valid_permission
@@ -29,8 +29,7 @@ router = APIRouter(tags=["roles"])
 PERM = "organization.role"
 
 
-class Policy(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class Policy(In):
     permission_id: str = Field(max_length=200)
     effect: Literal["allow"]
     description: str = Field(default="", max_length=1000)
@@ -45,8 +44,7 @@ class Policy(BaseModel):
         return value
 
 
-class RoleIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class RoleIn(In):
     name: str = Field(min_length=1, max_length=200)
     description: str = Field(default="", max_length=2000)
     policies: list[Policy] = Field(min_length=1, max_length=200)

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NamedTuple
 
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from sqlalchemy import delete, select, update
 
 from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
-from api.models import Out, Timestamp, omittable
+from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, cut, page
 from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change, operator_problem
@@ -41,11 +41,7 @@ _OWNER_ONLY = frozenset(
 )
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class FieldValue(_Strict):
+class FieldValue(In):
     value_source: str = "value"
     type: Literal["number", "string", "boolean", "any"]
     operators: list[str] = Field(default_factory=list, max_length=20)
@@ -65,7 +61,7 @@ class FieldValueIn(FieldValue):
         return self
 
 
-class TopicField(_Strict):
+class TopicField(In):
     id: str = Field(min_length=1, max_length=100)
     name_ja: str = ""
     name_en: str = ""
@@ -80,19 +76,19 @@ class TopicFieldIn(TopicField):
     values: list[FieldValueIn] = Field(default_factory=list, max_length=10)  # type: ignore[assignment]  # narrower on input
 
 
-class TemplateVariable(_Strict):
+class TemplateVariable(In):
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     path: str = Field(min_length=1, max_length=500)
     description: str = ""
 
 
-class MetricRuleIn(_Strict):
+class MetricRuleIn(In):
     metric_name: str = Field(min_length=1, max_length=100)
     mode: Literal["ABSOLUTE", "DELTA"] = "ABSOLUTE"
     threshold: float = Field(allow_inf_nan=False, ge=-1e15, le=1e15)
 
 
-class ControlPolicyProfile(_Strict):
+class ControlPolicyProfile(In):
     """The spec's event-control policy; bounds are ours (README, "Event control")."""
 
     type: Literal["BYPASS", "METRIC", "SET"] = "BYPASS"
@@ -121,7 +117,7 @@ class ControlPolicyProfile(_Strict):
         return self
 
 
-class TopicIn(_Strict):
+class TopicIn(In):
     key: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     name_ja: str = Field(default="", max_length=500)
     name_en: str = Field(default="", max_length=500)
@@ -356,7 +352,7 @@ async def delete_topic(
         await state.config_changed(other_org, "workflow")
 
 
-class TopicPatch(_Strict):
+class TopicPatch(In):
     """Fields a PATCH may change (the key is fixed: paths and keys of publishers use it)."""
 
     name_ja: str = omittable(max_length=500)

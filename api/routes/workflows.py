@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from sqlalchemy import delete
 
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.limits import limits_exceeded
 from api.members import ensure_members_of
-from api.models import Out, Timestamp, omittable
+from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
@@ -29,8 +29,7 @@ router = APIRouter(prefix="/v1/organizations/{org_id}/workflows", tags=["workflo
 MAX_ACTIONS = 100  # hard ceiling; TOCSIN_MAX_WORKFLOW_ACTIONS (20 by default) tightens it
 
 
-class WorkflowIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class WorkflowIn(In):
     name: str = Field(min_length=1, max_length=200)
     topic: str = Field(min_length=1, max_length=200)
     topic_organization_id: str | None = None
@@ -41,8 +40,7 @@ class WorkflowIn(BaseModel):
     actions: list[Action] = Field(min_length=1, max_length=MAX_ACTIONS)
 
 
-class WorkflowPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class WorkflowPatch(In):
     name: str = omittable(min_length=1, max_length=200)
     topic: str = omittable(min_length=1, max_length=200)
     mode: Literal["ACTUAL", "DRILL", "TEST"] = omittable()
