@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
@@ -30,6 +29,7 @@ from api.models import Out
 from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app import records
+from app.clock import now_ms
 from app.domain.control import policy_type
 from app.domain.ids import new_id
 from app.domain.limits import publish_violations
@@ -112,7 +112,7 @@ async def accept_publish(
             details={"fields": [{"field": "event_control.partition_key", "message": "required"}]},
         )
     event_id = new_id("evt")
-    accepted_ms = int(time.time() * 1000)
+    accepted_ms = now_ms()
     record = publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)
     key = state_key(org_id, ref.id, payload.status.value, partition or event_id)
     if payload.attributes is not None and payload.attributes.idempotency_key is not None:

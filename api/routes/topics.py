@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NamedTuple
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -14,9 +13,11 @@ from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permis
 from api.errors import CONFLICT
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, cut, page
+from app.clock import now_ms
 from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change, operator_problem
 from app.domain.ids import new_id
+from app.domain.milliseconds import ms_to_datetime
 from app.domain.principal import Principal
 from app.domain.resource_names import topic_names
 from app.errors import Conflict, InvalidInput, NotFound
@@ -428,7 +429,7 @@ async def update_topic(
         # The open episodes end: their incidents are resolved now, with the reason, and the worker
         # releases each episode (RESOLVE, policy_changed) at its key's next record. It is told when:
         # an episode whose last NOTIFY is older ended, even once the type is back (METRIC → BYPASS → METRIC).
-        row.spec = {**row.spec, POLICY_TYPE_CHANGED_KEY: int(utcnow().timestamp() * 1000)}
+        row.spec = {**row.spec, POLICY_TYPE_CHANGED_KEY: now_ms()}
         message = f"resolved: {POLICY_CHANGED} ({old_type} → {new_type})"
         detail["incidents_resolved"] = await resolve_episode_incidents(session, row.id, message, principal.account_id)
     audit.record(session, principal, "update", "workflow_topic", row.id, detail)
@@ -524,7 +525,7 @@ async def control_state(
         "stable_count": v.get("stable_count", 0),
         "set_members": v.get("set_members", []),
         "last_decision": v.get("last_decision"),
-        "auto_resolve_at": datetime.fromtimestamp(due / 1000, tz=UTC).isoformat() if due is not None else None,
+        "auto_resolve_at": ms_to_datetime(due).isoformat() if due is not None else None,
         "updated_at": view.updated_at.isoformat() if view is not None else None,
     }
 

@@ -6,6 +6,8 @@ import hashlib
 import os
 import time
 
+from app.domain.milliseconds import to_ms
+
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 # Two Crockford characters (10 bits) per lookup: ids are made on the publish hot path.
 _PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]
@@ -22,7 +24,7 @@ def _base32(value: int, length: int) -> str:
 
 def new_id(prefix: str, *, now_ms: int | None = None) -> str:
     """A sortable random id ``<prefix>_<10 chars time><16 chars random>`` (ULID layout)."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    ms = to_ms(time.time()) if now_ms is None else now_ms
     rand = int.from_bytes(os.urandom(10), "big")
     return f"{prefix}_{_base32(ms, 10)}{_base32(rand, 16)}"
 

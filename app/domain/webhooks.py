@@ -21,10 +21,10 @@ import json
 import re
 import secrets
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from app.domain.control import ControlDecision
+from app.domain.milliseconds import iso_ms
 from app.domain.publish import PublishStatus
 
 SECRET_PREFIX = "whsec_"
@@ -120,11 +120,6 @@ def webhook_headers(secret: str, msg_id: str, timestamp_s: int, body: bytes, mod
 # --- body ------------------------------------------------------------------------------------
 
 
-def _iso_ms(ms: int) -> str:
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
-
-
 def webhook_body(record: dict[str, Any], decision: str, topic_key: str, incident_id: str | None) -> bytes:
     """The JSON body of a delivery for a decided event ``record`` (the agents' record format).
 
@@ -152,7 +147,7 @@ def webhook_body(record: dict[str, Any], decision: str, topic_key: str, incident
     body: dict[str, Any] = {"type": EVENT_TYPE_PREFIX + kind.value.lower()}
     accepted_ms = record.get("accepted_ms")
     if accepted_ms is not None:
-        body["timestamp"] = _iso_ms(int(accepted_ms))
+        body["timestamp"] = iso_ms(int(accepted_ms))
     body.update(
         event_id=record["id"],
         decision=kind.value,

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.config_cache import TTLCache
 from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
+from app.domain.milliseconds import to_ms
 from app.domain.rate_limit import RateLimiter
 from app.errors import InvalidInput, RateLimited
 from app.identity import federated_tokens
@@ -217,7 +218,7 @@ class Federation:
         batch, self._attempts = self._attempts, []
         rows = [
             ExchangeAttempt(
-                id=new_id("exa", now_ms=int(at * 1000)),
+                id=new_id("exa", now_ms=to_ms(at)),
                 credential_id=cred_id,
                 organization_id=org_id,
                 at=datetime.fromtimestamp(at, UTC),

@@ -1,0 +1,13 @@
+"""The wall clock, in the unit of event time. Outside ``app/domain`` on purpose: rules take the
+time as an argument, the adapters (routes, agents) read it here."""
+
+from __future__ import annotations
+
+import time
+
+from app.domain.milliseconds import to_ms
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch, now."""
+    return to_ms(time.time())
