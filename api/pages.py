@@ -17,7 +17,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 import orjson
 from fastapi import Depends, Query
-from sqlalchemy import Select, and_, or_
+from sqlalchemy import ColumnElement, Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -96,6 +96,14 @@ async def paginate(
     query = query.order_by(key.desc() if newest_first else key).limit(params.limit + 1)
     rows = (await session.scalars(query)).all()
     return cut(rows, params, lambda row: str(getattr(row, key.key)))
+
+
+async def page_in_org(
+    session: AsyncSession, model: type[Any], org_id: str, params: PageParams, *where: ColumnElement[bool]
+) -> tuple[list[Any], str | None]:
+    """One page of an organization's ``model`` rows (matching ``where``), ordered by id (ids are
+    time-sortable), and the next cursor: :func:`paginate` for the lists that are just that."""
+    return await paginate(session, select(model).where(model.organization_id == org_id, *where), params, model.id)
 
 
 async def paginate_by_time(

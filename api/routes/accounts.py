@@ -18,7 +18,7 @@ from api.deps import SessionDep, StateDep, authenticate, authorize, permission_e
 from api.guard import ensure_can_act_as
 from api.incident_guard import ensure_sees_incidents_of
 from api.models import In, Out, Timestamp, omittable
-from api.pages import Page, PageDep, page, paginate
+from api.pages import Page, PageDep, page, page_in_org, paginate
 from app.domain.principal import Principal
 from app.domain.resource_names import resource_name
 from app.errors import NotFound
@@ -191,8 +191,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         _p: Annotated[Principal, Depends(require(f"{perm}:list"))],
         params: PageDep,
     ) -> Page[Any]:
-        query = select(Account).where(Account.organization_id == org_id, Account.kind == kind)
-        rows, nxt = await paginate(session, query, params, Account.id)
+        rows, nxt = await page_in_org(session, Account, org_id, params, Account.kind == kind)
         return page([account_out(a) for a in rows], nxt)
 
     @router.get(

@@ -9,14 +9,13 @@ from fastapi import APIRouter, Depends, Query
 from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp
-from api.pages import Page, PageDep, page
+from api.pages import Page, PageDep, page, page_in_org
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
 from app.records import encode
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import Delivery, PushNotification
-from app.store.workflows import list_in_org
 from app.topics import ACTIONS
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["deliveries"])
@@ -106,9 +105,7 @@ async def list_push_notifications(
 ) -> Page[Any]:
     """What the outbox push provider recorded, newest id last, with the APNs and FCM payloads."""
     where = (PushNotification.event_id == event_id,) if event_id else ()
-    rows, nxt = await list_in_org(
-        session, PushNotification, org_id, limit=params.limit, cursor=params.cursor, where=where
-    )
+    rows, nxt = await page_in_org(session, PushNotification, org_id, params, *where)
     return page([push_out(r) for r in rows], nxt)
 
 
@@ -122,8 +119,7 @@ async def list_dead_letters(
     params: PageDep,
 ) -> Page[Any]:
     """Deliveries that exhausted their retries (or failed permanently) and were not replayed since."""
-    where = (Delivery.status.in_(("DEAD", "REFUSED")),)
-    rows, nxt = await list_in_org(session, Delivery, org_id, limit=params.limit, cursor=params.cursor, where=where)
+    rows, nxt = await page_in_org(session, Delivery, org_id, params, Delivery.status.in_(("DEAD", "REFUSED")))
     return page([delivery_out(r) for r in rows], nxt)
 
 

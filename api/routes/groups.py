@@ -14,7 +14,7 @@ from api.errors import CONFLICT
 from api.guard import ensure_can_grant
 from api.incident_guard import ensure_sees_incidents_of
 from api.models import In, Out, Timestamp, omittable
-from api.pages import Page, PageDep, page
+from api.pages import Page, PageDep, page, page_in_org
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.resource_names import resource_name
@@ -23,7 +23,7 @@ from app.store import audit
 from app.store.accounts import org_roles, utcnow
 from app.store.db import commit_unique
 from app.store.models import Account, Group, GroupMember, IncidentMember, RoleBinding
-from app.store.workflows import find_in_org, list_in_org
+from app.store.workflows import find_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/groups", tags=["groups"])
 PERM = "organization.group"
@@ -152,7 +152,7 @@ async def list_groups(
     _p: Annotated[Principal, Depends(require(f"{PERM}:list"))],
     params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, Group, org_id, limit=params.limit, cursor=params.cursor)
+    rows, nxt = await page_in_org(session, Group, org_id, params)
     return page([await group_out(session, g) for g in rows], nxt)
 
 

@@ -12,14 +12,14 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.errors import CONFLICT
 from api.members import ensure_members_of
 from api.models import In, Out, Timestamp
-from api.pages import Page, PageDep, page
+from api.pages import Page, PageDep, page, page_in_org
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import OperationBook, Workflow
-from app.store.workflows import find_in_org, list_in_org
+from app.store.workflows import find_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/operation_books", tags=["operation books"])
 
@@ -88,7 +88,7 @@ async def list_books(
     _p: Annotated[Principal, Depends(require("organization.operation_book:list"))],
     params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, OperationBook, org_id, limit=params.limit, cursor=params.cursor)
+    rows, nxt = await page_in_org(session, OperationBook, org_id, params)
     return page([book_out(b) for b in rows], nxt)
 
 

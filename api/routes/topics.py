@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, update
 from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
 from api.models import In, Out, Timestamp, omittable
-from api.pages import Page, PageDep, cut, page
+from api.pages import Page, PageDep, cut, page, page_in_org
 from app.clock import now_ms
 from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
 from app.domain.filters import broken_by_fields_change, operator_problem
@@ -26,7 +26,7 @@ from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import RoleBinding, Workflow, WorkflowTopic
 from app.store.results import control_view, resolve_episode_incidents
-from app.store.workflows import find_topic, list_in_org, receive_errors, shared_topics
+from app.store.workflows import find_topic, receive_errors, shared_topics
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["workflow topics"])
 shared_router = APIRouter(prefix="/v1/organizations/{org_id}/shared_workflow_topics", tags=["workflow topics"])
@@ -272,7 +272,7 @@ async def list_topics(
     _p: Annotated[Principal, Depends(require("organization.workflow_topic:list"))],
     params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, WorkflowTopic, org_id, limit=params.limit, cursor=params.cursor)
+    rows, nxt = await page_in_org(session, WorkflowTopic, org_id, params)
     return page([topic_out(t) for t in rows], nxt)
 
 

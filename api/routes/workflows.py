@@ -12,7 +12,7 @@ from api.deps import SessionDep, StateDep, permission_extra, require
 from api.limits import limits_exceeded
 from api.members import ensure_members_of
 from api.models import In, Out, Timestamp, omittable
-from api.pages import Page, PageDep, page
+from api.pages import Page, PageDep, page, page_in_org
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -22,7 +22,7 @@ from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
-from app.store.workflows import count_workflows, find_in_org, find_receivable_topic, find_topic, list_in_org
+from app.store.workflows import count_workflows, find_in_org, find_receivable_topic, find_topic
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflows", tags=["workflows"])
 
@@ -290,7 +290,7 @@ async def list_workflows(
     _p: Annotated[Principal, Depends(require("organization.workflow:list"))],
     params: PageDep,
 ) -> Page[Any]:
-    rows, nxt = await list_in_org(session, Workflow, org_id, limit=params.limit, cursor=params.cursor)
+    rows, nxt = await page_in_org(session, Workflow, org_id, params)
     return page([workflow_out(w, await _topic_org(session, w)) for w in rows], nxt)
 
 
