@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.routing import BaseRoute
 
 from api.state import ApiState
 from app.domain.principal import Principal
@@ -147,9 +149,25 @@ def require(permission: str, resource: str | None = None) -> Callable[..., Corou
         authorize(principal, org_id, permission, name)
         return principal
 
+    _REQUIRED[dependency] = permission
     return dependency
 
 
+# The permission each dependency :func:`require` made checks: the OpenAPI document shows it.
+_REQUIRED: dict[Callable[..., Any], str] = {}
+
+
 def permission_extra(permission: str) -> dict[str, Any]:
-    """OpenAPI extension that documents a route's permission."""
+    """OpenAPI extension that documents a route's permission (where no :func:`require` checks it)."""
     return {"x-permission": permission}
+
+
+def document_permissions(routes: Sequence[BaseRoute]) -> None:
+    """Give each route whose permission a :func:`require` dependency checks its ``x-permission``,
+    so the documented permission is the checked one and a route spells it once."""
+    for route in routes:
+        if not isinstance(route, APIRoute) or "x-permission" in (route.openapi_extra or {}):
+            continue
+        checked = [_REQUIRED[d.call] for d in route.dependant.dependencies if d.call in _REQUIRED]
+        if checked:
+            route.openapi_extra = {**(route.openapi_extra or {}), **permission_extra(checked[0])}

@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
 from api.body import BodyLimitMiddleware, bound_json_bodies
+from api.deps import document_permissions
 from api.fastpath import TocsinAPI
 from api.routes import (
     accounts,
@@ -155,6 +156,7 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
     # 422 for numbers the pipeline cannot carry and bodies nested deeper than a publish's, before storing
     bound_json_bodies(routers, settings.max_publish_data_depth)
     for router in routers:
+        document_permissions(router.routes)
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # 413 VAL-002, chunked too

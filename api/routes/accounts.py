@@ -165,7 +165,6 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         "",
         status_code=201,
         response_model=body_out,
-        openapi_extra=permission_extra(f"{perm}:create"),
         name=f"create_{kind}",
     )
     async def create(
@@ -184,7 +183,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         await session.commit()
         return account_out(account)
 
-    @router.get("", response_model=Page[body_out], openapi_extra=permission_extra(f"{perm}:list"), name=f"list_{kind}s")  # type: ignore[valid-type]
+    @router.get("", response_model=Page[body_out], name=f"list_{kind}s")  # type: ignore[valid-type]
     async def list_accounts(
         org_id: str,
         session: SessionDep,
@@ -194,9 +193,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         rows, nxt = await page_in_org(session, Account, org_id, params, Account.kind == kind)
         return page([account_out(a) for a in rows], nxt)
 
-    @router.get(
-        "/{account_id}", response_model=body_out, openapi_extra=permission_extra(f"{perm}:get"), name=f"get_{kind}"
-    )
+    @router.get("/{account_id}", response_model=body_out, name=f"get_{kind}")
     async def get_one(
         org_id: str,
         account_id: str,
@@ -208,7 +205,6 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     @router.patch(
         "/{account_id}",
         response_model=body_out,
-        openapi_extra=permission_extra(f"{perm}:update"),
         name=f"update_{kind}",
     )
     async def update(
@@ -231,9 +227,7 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         await state.config_changed(org_id, kind)
         return account_out(account)
 
-    @router.delete(
-        "/{account_id}", status_code=204, openapi_extra=permission_extra(f"{perm}:delete"), name=f"delete_{kind}"
-    )
+    @router.delete("/{account_id}", status_code=204, name=f"delete_{kind}")
     async def remove(
         org_id: str,
         account_id: str,
@@ -255,7 +249,6 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
         "/{account_id}/access_tokens",
         status_code=201,
         response_model=TokenCreatedOut,
-        openapi_extra=permission_extra(f"{perm}.access_token:create"),
         name=f"create_{kind}_token",
     )
     async def create_token(
@@ -276,7 +269,6 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     @router.get(
         "/{account_id}/access_tokens",
         response_model=Page[TokenOut],
-        openapi_extra=permission_extra(f"{perm}.access_token:list"),
         name=f"list_{kind}_tokens",
     )
     async def list_tokens(
@@ -294,7 +286,6 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     @router.delete(
         "/{account_id}/access_tokens/{token_id}",
         status_code=204,
-        openapi_extra=permission_extra(f"{perm}.access_token:delete"),
         name=f"revoke_{kind}_token",
     )
     async def delete_token(

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends
 from pydantic import Field
 from sqlalchemy import delete, select
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, require
 from api.guard import ensure_can_grant
 from api.limits import limits_exceeded
 from api.models import In, Out
@@ -115,7 +115,6 @@ def _subject_router(collection: str) -> None:
     @router.get(
         path,
         response_model=ResourceBindingsOut,
-        openapi_extra=permission_extra(f"{PERM}:get"),
         name=f"get_{collection}_iam",
     )
     async def get_bindings(
@@ -130,7 +129,6 @@ def _subject_router(collection: str) -> None:
     @router.put(
         path,
         response_model=ResourceBindingsOut,
-        openapi_extra=permission_extra(f"{PERM}:update"),
         name=f"put_{collection}_iam",
     )
     async def put_bindings(
@@ -217,9 +215,7 @@ async def _incident_bindings(session: SessionDep, incident_id: str) -> dict[str,
     return {"bindings": [grouped[i] for i in sorted(grouped)]}
 
 
-@router.get(
-    "/incidents/{incident_id}/iam", response_model=IncidentBindingsOut, openapi_extra=permission_extra(f"{PERM}:get")
-)
+@router.get("/incidents/{incident_id}/iam", response_model=IncidentBindingsOut)
 async def get_incident_bindings(
     org_id: str,
     incident_id: str,
@@ -230,9 +226,7 @@ async def get_incident_bindings(
     return await _incident_bindings(session, incident_id)
 
 
-@router.put(
-    "/incidents/{incident_id}/iam", response_model=IncidentBindingsOut, openapi_extra=permission_extra(f"{PERM}:update")
-)
+@router.put("/incidents/{incident_id}/iam", response_model=IncidentBindingsOut)
 async def put_incident_bindings(
     org_id: str,
     incident_id: str,
@@ -305,7 +299,7 @@ class CheckIn(In):
     resource: str = Field(max_length=MAX_NAME_LENGTH)
 
 
-@router.post("/iam:check", response_model=CheckOut, openapi_extra=permission_extra(f"{PERM}:get"))
+@router.post("/iam:check", response_model=CheckOut)
 async def check(
     org_id: str,
     body: CheckIn,

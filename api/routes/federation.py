@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 from sqlalchemy import select
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, require
 from api.errors import RFC6749_ERRORS, OAuthErrorOut
 from api.guard import ensure_can_act_as
 from api.models import In, Out, Timestamp, omittable
@@ -136,7 +136,7 @@ async def _credential(session: SessionDep, org_id: str, account_id: str, credent
     return row
 
 
-@router.post("", status_code=201, response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:create"))
+@router.post("", status_code=201, response_model=CredentialOut)
 async def create_credential(
     org_id: str,
     account_id: str,
@@ -181,7 +181,7 @@ async def create_credential(
     return credential_out(row)
 
 
-@router.get("", response_model=Page[CredentialOut], openapi_extra=permission_extra(f"{PERM}:list"))
+@router.get("", response_model=Page[CredentialOut])
 async def list_credentials(
     org_id: str,
     account_id: str,
@@ -195,7 +195,7 @@ async def list_credentials(
     return page([credential_out(r) for r in rows], nxt)
 
 
-@router.get("/{credential_id}", response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get("/{credential_id}", response_model=CredentialOut)
 async def get_credential(
     org_id: str,
     account_id: str,
@@ -206,7 +206,7 @@ async def get_credential(
     return credential_out(await _credential(session, org_id, account_id, credential_id))
 
 
-@router.patch("/{credential_id}", response_model=CredentialOut, openapi_extra=permission_extra(f"{PERM}:update"))
+@router.patch("/{credential_id}", response_model=CredentialOut)
 async def update_credential(
     org_id: str,
     account_id: str,
@@ -242,7 +242,7 @@ async def update_credential(
     return credential_out(row)
 
 
-@router.delete("/{credential_id}", status_code=204, openapi_extra=permission_extra(f"{PERM}:delete"))
+@router.delete("/{credential_id}", status_code=204)
 async def delete_credential(
     org_id: str,
     account_id: str,
@@ -258,9 +258,7 @@ async def delete_credential(
     await state.config_changed(org_id, "federated_credential")
 
 
-@router.get(
-    "/{credential_id}/exchanges", response_model=Page[ExchangeAttemptOut], openapi_extra=permission_extra(f"{PERM}:get")
-)
+@router.get("/{credential_id}/exchanges", response_model=Page[ExchangeAttemptOut])
 async def list_exchanges(
     org_id: str,
     account_id: str,

@@ -9,7 +9,7 @@ from pydantic import Field
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, require
 from api.errors import CONFLICT
 from api.guard import ensure_can_grant
 from api.incident_guard import ensure_sees_incidents_of
@@ -125,9 +125,7 @@ async def _flush(session: SessionDep) -> None:
         raise Conflict(DUPLICATE_NAME) from exc
 
 
-@router.post(
-    "", status_code=201, response_model=GroupOut, responses=CONFLICT, openapi_extra=permission_extra(f"{PERM}:create")
-)
+@router.post("", status_code=201, response_model=GroupOut, responses=CONFLICT)
 async def create_group(
     org_id: str,
     body: GroupIn,
@@ -145,7 +143,7 @@ async def create_group(
     return await group_out(session, group)
 
 
-@router.get("", response_model=Page[GroupOut], openapi_extra=permission_extra(f"{PERM}:list"))
+@router.get("", response_model=Page[GroupOut])
 async def list_groups(
     org_id: str,
     session: SessionDep,
@@ -156,7 +154,7 @@ async def list_groups(
     return page([await group_out(session, g) for g in rows], nxt)
 
 
-@router.get("/{group_id}", response_model=GroupOut, openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get("/{group_id}", response_model=GroupOut)
 async def get_group(
     org_id: str,
     group_id: str,
@@ -166,9 +164,7 @@ async def get_group(
     return await group_out(session, await _get(session, org_id, group_id))
 
 
-@router.patch(
-    "/{group_id}", response_model=GroupOut, responses=CONFLICT, openapi_extra=permission_extra(f"{PERM}:update")
-)
+@router.patch("/{group_id}", response_model=GroupOut, responses=CONFLICT)
 async def update_group(
     org_id: str,
     group_id: str,
@@ -191,7 +187,7 @@ async def update_group(
     return await group_out(session, group)
 
 
-@router.delete("/{group_id}", status_code=204, openapi_extra=permission_extra(f"{PERM}:delete"))
+@router.delete("/{group_id}", status_code=204)
 async def delete_group(
     org_id: str,
     group_id: str,

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends
 from pydantic import Field
 from sqlalchemy import select
 
-from api.deps import SessionDep, permission_extra, require
+from api.deps import SessionDep, require
 from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, cut, page, paginate, paginate_by_time
 from app.domain.evaluation import evaluate_pattern
@@ -112,9 +112,7 @@ async def visible_incident(session: SessionDep, principal: Principal, org_id: st
     return inc
 
 
-@router.get(
-    "/incidents", response_model=Page[IncidentOut], openapi_extra=permission_extra("organization.incident:list")
-)
+@router.get("/incidents", response_model=Page[IncidentOut])
 async def list_incidents(
     org_id: str,
     session: SessionDep,
@@ -141,9 +139,7 @@ async def list_incidents(
     return page([incident_out(i) for i in rows], nxt)
 
 
-@router.get(
-    "/incidents/{incident_id}", response_model=IncidentOut, openapi_extra=permission_extra("organization.incident:get")
-)
+@router.get("/incidents/{incident_id}", response_model=IncidentOut)
 async def get_incident(
     org_id: str,
     incident_id: str,
@@ -160,7 +156,6 @@ class IncidentPatch(In):
 @router.patch(
     "/incidents/{incident_id}",
     response_model=IncidentOut,
-    openapi_extra=permission_extra("organization.incident:update"),
 )
 async def update_incident(
     org_id: str,
@@ -208,7 +203,6 @@ def timeline_out(entry: IncidentEvent) -> dict[str, Any]:
 @router.get(
     "/incidents/{incident_id}/events",
     response_model=Page[TimelineEntryOut],
-    openapi_extra=permission_extra("organization.incident:get"),
 )
 async def get_timeline(
     org_id: str,
@@ -228,7 +222,6 @@ async def get_timeline(
     "/incidents/{incident_id}/events",
     status_code=201,
     response_model=TimelineEntryOut,
-    openapi_extra=permission_extra("organization.incident:update"),
 )
 async def add_note(
     org_id: str,
@@ -262,7 +255,6 @@ def answer_out(row: FormAnswer) -> dict[str, Any]:
 @router.get(
     "/incidents/{incident_id}/form_answers",
     response_model=Page[FormAnswerOut],
-    openapi_extra=permission_extra("organization.incident:get"),
 )
 async def get_answers(
     org_id: str,
@@ -283,7 +275,6 @@ async def get_answers(
     "/incidents/{incident_id}/form_answers",
     status_code=201,
     response_model=FormAnswerOut,
-    openapi_extra=permission_extra("organization.incident:update"),
 )
 async def post_answers(
     org_id: str,
@@ -306,9 +297,7 @@ async def post_answers(
     return answer_out(row)
 
 
-@router.get(
-    "/events/{event_id}", response_model=EventTraceOut, openapi_extra=permission_extra("organization.event:get")
-)
+@router.get("/events/{event_id}", response_model=EventTraceOut)
 async def get_event_trace(
     org_id: str,
     event_id: str,

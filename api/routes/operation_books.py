@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends
 from pydantic import Field
 from sqlalchemy import select
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, require
 from api.errors import CONFLICT
 from api.members import ensure_members_of
 from api.models import In, Out, Timestamp
@@ -60,9 +60,7 @@ async def _get(session: SessionDep, org_id: str, book_id: str) -> OperationBook:
     return book
 
 
-@router.post(
-    "", status_code=201, response_model=BookOut, openapi_extra=permission_extra("organization.operation_book:create")
-)
+@router.post("", status_code=201, response_model=BookOut)
 async def create_book(
     org_id: str,
     body: BookIn,
@@ -81,7 +79,7 @@ async def create_book(
     return book_out(book)
 
 
-@router.get("", response_model=Page[BookOut], openapi_extra=permission_extra("organization.operation_book:list"))
+@router.get("", response_model=Page[BookOut])
 async def list_books(
     org_id: str,
     session: SessionDep,
@@ -92,7 +90,7 @@ async def list_books(
     return page([book_out(b) for b in rows], nxt)
 
 
-@router.get("/{book_id}", response_model=BookOut, openapi_extra=permission_extra("organization.operation_book:get"))
+@router.get("/{book_id}", response_model=BookOut)
 async def get_book(
     org_id: str,
     book_id: str,
@@ -106,7 +104,6 @@ async def get_book(
     "/{book_id}",
     status_code=204,
     responses=CONFLICT,
-    openapi_extra=permission_extra("organization.operation_book:delete"),
 )
 async def delete_book(
     org_id: str,

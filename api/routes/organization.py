@@ -147,7 +147,6 @@ async def patch_org(
 @router.get(
     "/{org_id}/iam/authentication_policy",
     response_model=AuthenticationPolicy,
-    openapi_extra=permission_extra("organization.authentication_policy:get"),
 )
 async def get_policy(
     org_id: str,
@@ -161,7 +160,6 @@ async def get_policy(
 @router.put(
     "/{org_id}/iam/authentication_policy",
     response_model=AuthenticationPolicy,
-    openapi_extra=permission_extra("organization.authentication_policy:update"),
 )
 async def put_policy(
     org_id: str,
@@ -185,7 +183,6 @@ async def put_policy(
 @router.get(
     "/{org_id}/audit_log",
     response_model=Page[AuditEntryOut],
-    openapi_extra=permission_extra("organization.audit_log:list"),
 )
 async def audit_log(
     org_id: str,

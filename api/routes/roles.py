@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import Field, field_validator
 from sqlalchemy import select
 
-from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
+from api.deps import SessionDep, StateDep, authenticate, require
 from api.errors import CONFLICT
 from api.guard import ensure_holds
 from api.models import In, Out, Timestamp
@@ -121,7 +121,6 @@ ORG = "/v1/organizations/{org_id}/iam/roles"
     status_code=201,
     response_model=CustomRoleOut,
     responses=CONFLICT,
-    openapi_extra=permission_extra(f"{PERM}:create"),
 )
 async def create_role(
     org_id: str,
@@ -146,7 +145,7 @@ async def create_role(
     return role_out(row)
 
 
-@router.get(ORG, response_model=Page[RoleOut], openapi_extra=permission_extra(f"{PERM}:list"))
+@router.get(ORG, response_model=Page[RoleOut])
 async def list_roles(
     org_id: str, session: SessionDep, _p: Annotated[Principal, Depends(require(f"{PERM}:list"))], params: PageDep
 ) -> Page[Any]:
@@ -170,7 +169,7 @@ async def _custom(session: SessionDep, org_id: str, role_id: str) -> CustomRole:
     return row
 
 
-@router.get(ORG + "/{role_id}", response_model=RoleOut, openapi_extra=permission_extra(f"{PERM}:get"))
+@router.get(ORG + "/{role_id}", response_model=RoleOut)
 async def get_role(
     org_id: str,
     role_id: str,
@@ -189,7 +188,6 @@ async def get_role(
     ORG + "/{role_id}",
     response_model=CustomRoleOut,
     responses=CONFLICT,
-    openapi_extra=permission_extra(f"{PERM}:update"),
 )
 async def replace_role(
     org_id: str,
@@ -209,9 +207,7 @@ async def replace_role(
     return role_out(row)
 
 
-@router.delete(
-    ORG + "/{role_id}", status_code=204, responses=CONFLICT, openapi_extra=permission_extra(f"{PERM}:delete")
-)
+@router.delete(ORG + "/{role_id}", status_code=204, responses=CONFLICT)
 async def delete_role(
     org_id: str,
     role_id: str,

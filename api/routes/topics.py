@@ -240,7 +240,6 @@ def topic_access(permission: str) -> Callable[..., Coroutine[Any, Any, TopicAcce
     response_model=TopicOut,
     response_model_exclude_unset=True,
     responses=CONFLICT,
-    openapi_extra=permission_extra("organization.workflow_topic:create"),
 )
 async def create_topic(
     org_id: str,
@@ -264,7 +263,6 @@ async def create_topic(
     "",
     response_model=Page[TopicOut],
     response_model_exclude_unset=True,
-    openapi_extra=permission_extra("organization.workflow_topic:list"),
 )
 async def list_topics(
     org_id: str,
@@ -534,7 +532,6 @@ async def control_state(
     "",
     response_model=Page[SharedTopicOut],
     response_model_exclude_unset=True,
-    openapi_extra=permission_extra("organization.workflow_topic:list"),
 )
 async def list_shared_topics(
     org_id: str,

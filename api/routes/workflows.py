@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends
 from pydantic import Field
 from sqlalchemy import delete
 
-from api.deps import SessionDep, StateDep, permission_extra, require
+from api.deps import SessionDep, StateDep, require
 from api.limits import limits_exceeded
 from api.members import ensure_members_of
 from api.models import In, Out, Timestamp, omittable
@@ -184,9 +184,7 @@ def _secret(index: int, action: SendWebhook, previous: list[dict[str, Any]] | No
     return action.secret
 
 
-@router.post(
-    "", status_code=201, response_model=WorkflowOut, openapi_extra=permission_extra("organization.workflow:create")
-)
+@router.post("", status_code=201, response_model=WorkflowOut)
 async def create_workflow(
     org_id: str,
     body: WorkflowIn,
@@ -221,9 +219,7 @@ async def create_workflow(
     return out
 
 
-@router.patch(
-    "/{workflow_id}", response_model=WorkflowOut, openapi_extra=permission_extra("organization.workflow:update")
-)
+@router.patch("/{workflow_id}", response_model=WorkflowOut)
 async def update_workflow(
     org_id: str,
     workflow_id: str,
@@ -283,7 +279,7 @@ async def _announce(state: StateDep, org_id: str, topic: WorkflowTopic | None) -
         await state.config_changed(topic.organization_id, "workflow")
 
 
-@router.get("", response_model=Page[WorkflowOut], openapi_extra=permission_extra("organization.workflow:list"))
+@router.get("", response_model=Page[WorkflowOut])
 async def list_workflows(
     org_id: str,
     session: SessionDep,
@@ -294,7 +290,7 @@ async def list_workflows(
     return page([workflow_out(w, await _topic_org(session, w)) for w in rows], nxt)
 
 
-@router.get("/{workflow_id}", response_model=WorkflowOut, openapi_extra=permission_extra("organization.workflow:get"))
+@router.get("/{workflow_id}", response_model=WorkflowOut)
 async def get_workflow(
     org_id: str,
     workflow_id: str,
@@ -305,7 +301,7 @@ async def get_workflow(
     return workflow_out(wf, await _topic_org(session, wf))
 
 
-@router.delete("/{workflow_id}", status_code=204, openapi_extra=permission_extra("organization.workflow:delete"))
+@router.delete("/{workflow_id}", status_code=204)
 async def delete_workflow(
     org_id: str,
     workflow_id: str,
