@@ -19,13 +19,13 @@ from api.guard import ensure_can_act_as
 from api.incident_guard import ensure_sees_incidents_of
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, page_in_org, paginate
+from api.rows import account_in_org
 from app.domain.principal import Principal
 from app.domain.resource_names import resource_name
 from app.errors import NotFound
 from app.store import audit
 from app.store.accounts import create_account, issue_token, load_principal, utcnow
 from app.store.models import AccessToken, Account, RoleBinding
-from app.store.workflows import find_in_org
 
 
 class ServiceAccountIn(In):
@@ -118,10 +118,7 @@ def token_out(token: AccessToken) -> dict[str, Any]:
 
 
 async def get_account(session: SessionDep, org_id: str, account_id: str, kind: str) -> Account:
-    account: Account | None = await find_in_org(session, Account, org_id, account_id)
-    if account is None or account.kind != kind:
-        raise NotFound(f"{kind.replace('_', ' ')} not found")
-    return account
+    return await account_in_org(session, org_id, account_id, kind)
 
 
 async def revoke_token(

@@ -16,18 +16,18 @@ from api.guard import ensure_can_act_as
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
+from api.rows import account_in_org, row_in_org
 from app import metrics
 from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.rate_limit import retry_after_header
 from app.domain.subject_filter import validate_subject_filter
-from app.errors import InvalidCredential, InvalidInput, NotFound, RateLimited
+from app.errors import InvalidCredential, InvalidInput, RateLimited
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
 from app.store import audit
 from app.store.accounts import load_principal, utcnow
 from app.store.models import Account, ExchangeAttempt, FederatedCredential
-from app.store.workflows import find_in_org
 
 PERM = "organization.service_account.federated_credential"
 BASE = "/v1/organizations/{org_id}/service_accounts/{account_id}/federated_credentials"
@@ -123,17 +123,18 @@ def widens_credential(row: FederatedCredential, changes: dict[str, Any]) -> bool
 
 
 async def _service_account(session: SessionDep, org_id: str, account_id: str) -> Account:
-    account: Account | None = await find_in_org(session, Account, org_id, account_id)
-    if account is None or account.kind != "service_account":
-        raise NotFound("service account not found")
-    return account
+    return await account_in_org(session, org_id, account_id, "service_account")
 
 
 async def _credential(session: SessionDep, org_id: str, account_id: str, credential_id: str) -> FederatedCredential:
-    row: FederatedCredential | None = await find_in_org(session, FederatedCredential, org_id, credential_id)
-    if row is None or row.service_account_id != account_id:
-        raise NotFound("federated credential not found")
-    return row
+    return await row_in_org(
+        session,
+        FederatedCredential,
+        org_id,
+        credential_id,
+        "federated credential",
+        belongs=lambda row: row.service_account_id == account_id,
+    )
 
 
 @router.post("", status_code=201, response_model=CredentialOut)

@@ -15,15 +15,15 @@ from api.guard import ensure_can_grant
 from api.incident_guard import ensure_sees_incidents_of
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, page_in_org
+from api.rows import row_in_org
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.resource_names import resource_name
-from app.errors import Conflict, InvalidInput, NotFound
+from app.errors import Conflict, InvalidInput
 from app.store import audit
 from app.store.accounts import org_roles, utcnow
 from app.store.db import commit_unique
 from app.store.models import Account, Group, GroupMember, IncidentMember, RoleBinding
-from app.store.workflows import find_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/groups", tags=["groups"])
 PERM = "organization.group"
@@ -103,10 +103,7 @@ async def group_out(session: SessionDep, group: Group) -> dict[str, Any]:
 
 
 async def _get(session: SessionDep, org_id: str, group_id: str) -> Group:
-    group: Group | None = await find_in_org(session, Group, org_id, group_id)
-    if group is None:
-        raise NotFound("group not found")
-    return group
+    return await row_in_org(session, Group, org_id, group_id, "group")
 
 
 DUPLICATE_NAME = "a group with this name already exists"

@@ -13,13 +13,13 @@ from api.errors import CONFLICT
 from api.members import ensure_members_of
 from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, page, page_in_org
+from api.rows import row_in_org
 from app.domain.ids import new_id
 from app.domain.principal import Principal
-from app.errors import Conflict, NotFound
+from app.errors import Conflict
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import OperationBook, Workflow
-from app.store.workflows import find_in_org
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/operation_books", tags=["operation books"])
 
@@ -54,10 +54,7 @@ def book_out(book: OperationBook) -> dict[str, Any]:
 
 
 async def _get(session: SessionDep, org_id: str, book_id: str) -> OperationBook:
-    book: OperationBook | None = await find_in_org(session, OperationBook, org_id, book_id)
-    if book is None:
-        raise NotFound("operation book not found")
-    return book
+    return await row_in_org(session, OperationBook, org_id, book_id, "operation book")
 
 
 @router.post("", status_code=201, response_model=BookOut)

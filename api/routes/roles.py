@@ -13,17 +13,17 @@ from api.errors import CONFLICT
 from api.guard import ensure_holds
 from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, cut, page
+from api.rows import row_in_org
 from app.domain.ids import new_id
 from app.domain.permissions import is_valid_permission
 from app.domain.principal import Principal
 from app.domain.resource_names import organization_name
 from app.domain.roles import SYSTEM_ROLES, Role
-from app.errors import ChangeRefused, Conflict, NotFound
+from app.errors import ChangeRefused, Conflict
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
 from app.store.models import CustomRole, IncidentMember, RoleBinding
-from app.store.workflows import find_in_org
 
 router = APIRouter(tags=["roles"])
 PERM = "organization.role"
@@ -163,10 +163,7 @@ async def list_roles(
 async def _custom(session: SessionDep, org_id: str, role_id: str) -> CustomRole:
     if role_id in SYSTEM_ROLES:
         raise ChangeRefused("system roles cannot be changed or deleted")
-    row: CustomRole | None = await find_in_org(session, CustomRole, org_id, role_id)
-    if row is None:
-        raise NotFound("role not found")
-    return row
+    return await row_in_org(session, CustomRole, org_id, role_id, "role")
 
 
 @router.get(ORG + "/{role_id}", response_model=RoleOut)
@@ -178,10 +175,7 @@ async def get_role(
 ) -> dict[str, Any]:
     if role_id in SYSTEM_ROLES:
         return system_role_out(SYSTEM_ROLES[role_id])
-    row: CustomRole | None = await find_in_org(session, CustomRole, org_id, role_id)
-    if row is None:
-        raise NotFound("role not found")
-    return role_out(row)
+    return role_out(await row_in_org(session, CustomRole, org_id, role_id, "role"))
 
 
 @router.put(

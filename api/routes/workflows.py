@@ -13,12 +13,13 @@ from api.limits import limits_exceeded
 from api.members import ensure_members_of
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, page_in_org
+from api.rows import row_in_org
 from app.domain.filters import validate_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.webhooks import mask_secret, new_secret, secret_key
 from app.domain.workflow import Action, RunOperationBook, SendPush, SendWebhook, webhook_url_problem
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import DisabledEndpoint, OperationBook, Workflow, WorkflowTopic
@@ -259,10 +260,7 @@ async def update_workflow(
 
 
 async def _workflow(session: SessionDep, org_id: str, workflow_id: str) -> Workflow:
-    wf: Workflow | None = await find_in_org(session, Workflow, org_id, workflow_id)
-    if wf is None:
-        raise NotFound("workflow not found")
-    return wf
+    return await row_in_org(session, Workflow, org_id, workflow_id, "workflow")
 
 
 async def _topic_org(session: SessionDep, wf: Workflow) -> str | None:
