@@ -16,13 +16,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.domain.strict_model import StrictModel
+
 
 class Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class In(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class In(StrictModel):
+    """A request body (see the module's docstring)."""
 
 
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]

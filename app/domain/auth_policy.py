@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from app.domain.strict_model import StrictModel
 
 MIN_RESET_SECONDS = 60
 MAX_RESET_SECONDS = 2_592_000
 
 
-class AuthenticationPolicy(BaseModel):
+class AuthenticationPolicy(StrictModel):
     """PUT replaces the whole policy; a missing field takes its default."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
 
     password_login_enabled: bool = True
     password_self_reset_enabled: bool = False

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
+
+from app.domain.strict_model import FrozenStrictModel
 
 DEFAULT_LANG = "ja"
 DEFAULT_SOUND = "default"
@@ -24,11 +26,11 @@ def _zero_or_one(value: Any) -> Any:
     return int(value)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+class _Finite(FrozenStrictModel):
+    model_config = ConfigDict(allow_inf_nan=False)
 
 
-class SoundObject(_Strict):
+class SoundObject(_Finite):
     """``alert.options.notification.sound`` given as an object."""
 
     critical: Annotated[Literal[0, 1], BeforeValidator(_zero_or_one)] = 0
@@ -36,7 +38,7 @@ class SoundObject(_Strict):
     volume: float = Field(default=1.0, ge=0.0, le=1.0)
 
 
-class NotificationText(_Strict):
+class NotificationText(_Finite):
     """``alert.options.notification``: what the push says."""
 
     title: str | None = Field(default=None, max_length=MAX_TITLE_CHARS)
@@ -44,18 +46,18 @@ class NotificationText(_Strict):
     sound: Annotated[str, Field(min_length=1, max_length=MAX_SOUND_NAME_CHARS)] | SoundObject | None = None
 
 
-class AlertOptions(_Strict):
+class AlertOptions(_Finite):
     notification: NotificationText | None = None
     thread_id: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
     collapse_id: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
     time_to_live: float | None = Field(default=None, ge=0)
 
 
-class Alert(_Strict):
+class Alert(_Finite):
     options: AlertOptions | None = None
 
 
-class NotificationObject(_Strict):
+class NotificationObject(_Finite):
     """The spec's notification object (the publish's ``notification``): strict JSON types, no
     unknown keys except inside ``data`` (any object); ``null`` is the same as absent."""
 

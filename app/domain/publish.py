@@ -6,9 +6,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from app.domain.notification import NotificationObject
+from app.domain.strict_model import FrozenStrictModel
 
 MAX_KEY_CHARS = 256
 # Hard ceilings; a deployment tightens them with TOCSIN_MAX_PUBLISH_* (app/domain/limits.py).
@@ -25,24 +26,19 @@ class PublishStatus(StrEnum):
     TEST = "TEST"
 
 
-class _Strict(BaseModel):
-    # strict: a value of another JSON type than the schema's (false for a metric) is a 422, not coerced
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class EventInfo(_Strict):
+class EventInfo(FrozenStrictModel):
     id: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     lang: str | None = Field(default=None, max_length=35)
     name: str | None = Field(default=None, max_length=1024)
     description: str | None = Field(default=None, max_length=16384)
 
 
-class Attributes(_Strict):
+class Attributes(FrozenStrictModel):
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     target_organization_ids: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
 
 
-class EventControl(_Strict):
+class EventControl(FrozenStrictModel):
     partition_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     metrics: dict[str, float] | None = Field(default=None, max_length=MAX_METRICS)
     areas: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
@@ -59,7 +55,7 @@ class EventControl(_Strict):
         return value
 
 
-class PublishRequest(_Strict):
+class PublishRequest(FrozenStrictModel):
     """The body of ``POST .../workflow_topics/{topic}/publish``."""
 
     data: dict[str, Any]
