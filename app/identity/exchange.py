@@ -181,6 +181,8 @@ def _decode(token: str, key: PyJWK, algorithms: tuple[str, ...], cred: Credentia
         raise invalid_token("missing claim: sub") from exc
     except jwt.InvalidTokenError as exc:  # PyJWT's own header checks: _header refused all they refuse
         raise unauthenticated("malformed") from exc
+    except jwt.InvalidKeyError as exc:  # e.g. a JWKS "ES256" key on another curve: it verifies nothing
+        raise unauthenticated("signature") from exc
     except (ValueError, TypeError) as exc:  # a signature the key's algorithm cannot even read
         raise unauthenticated("signature") from exc
     claims: dict[str, Any] = decoded["payload"]

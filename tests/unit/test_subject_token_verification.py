@@ -7,14 +7,17 @@ The cases marked "PyJWT differs" pin today's answer where PyJWT alone would answ
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.domain.federation import compile_condition
 from app.identity.exchange import (
@@ -343,3 +346,60 @@ async def test_an_unknown_kid_refetches_the_jwks_and_finds_a_rotated_key() -> No
     assert (await verify_subject_token(token(alg="ES256"), _credential(), jwks))["sub"] == SUBJECT
     assert (await verify_subject_token(GOOD, _credential(), jwks))["sub"] == SUBJECT
     assert len(fetched) == 2
+
+
+P384_KEY = ec.generate_private_key(ec.SECP384R1())
+MISLABELLED_JWKS = {"keys": [_jwk(P384_KEY, "p384", jwt.algorithms.ECAlgorithm, alg="ES256")]}
+
+
+def _p384_signed_as_es256(signature: bytes | None = None) -> str:
+    signing_input = (
+        f"{b64url(json.dumps({'alg': 'ES256', 'kid': 'p384'}).encode())}.{b64url(json.dumps(claims()).encode())}"
+    )
+    if signature is None:
+        der = P384_KEY.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
+        signature = jwt.utils.der_to_raw_signature(der, P384_KEY.curve)
+    return f"{signing_input}.{b64url(signature)}"
+
+
+async def test_a_key_whose_curve_is_not_its_algorithms_refuses_as_a_bad_signature() -> None:
+    """A JWKS entry ``"alg": "ES256"`` on a P-384 key: PyJWT refuses the key itself (InvalidKeyError,
+    not an InvalidTokenError), which must stay a 401, never a 500. A signature that does not
+    verify was ``signature`` before, and is."""
+    failure = await refusal(_p384_signed_as_es256(b"\0" * 64), _jwks(MISLABELLED_JWKS))
+    assert (failure.status, failure.error, failure.check, failure.authenticated) == (
+        401,
+        "invalid_token",
+        "signature",
+        False,
+    )
+
+
+async def test_a_token_signed_with_a_key_of_the_wrong_curve_is_refused() -> None:
+    """The third narrowing: before PyJWT, ES256 over a P-384 key the JWKS called ES256 verified."""
+    failure = await refusal(_p384_signed_as_es256(), _jwks(MISLABELLED_JWKS))
+    assert (failure.status, failure.check, failure.authenticated) == (401, "signature", False)
+
+
+_SEGMENT_TEXT = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.!+/ ", max_size=80)
+
+
+@st.composite
+def _mutated_tokens(draw: st.DrawFn) -> str:
+    """A good token with one slice replaced, or a token of any text."""
+    if draw(st.booleans()):
+        return draw(st.one_of(_SEGMENT_TEXT, st.text(max_size=200)))
+    base = draw(st.sampled_from([GOOD, token(alg="ES256"), token(alg="PS256"), signed_raw(b'{"exp":1}')]))
+    start = draw(st.integers(0, len(base)))
+    end = draw(st.integers(start, min(len(base), start + 8)))
+    return base[:start] + draw(_SEGMENT_TEXT) + base[end:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_mutated_tokens())
+def test_any_subject_token_is_either_verified_or_refused_with_an_exchange_failure(jws: str) -> None:
+    """Never another exception (a 500) whatever the token: PyJWT's own errors are all mapped."""
+    try:
+        asyncio.run(verify_subject_token(jws, _credential(), _jwks()))
+    except ExchangeFailure as failure:
+        assert (failure.status, failure.error) in {(401, "invalid_token"), (403, "access_denied")}
