@@ -205,6 +205,8 @@ async def verify_subject_token(
     ``exp`` and ``sub`` are required, ``nbf``/``iat`` checked with LEEWAY_SECONDS, ``iss`` exact.
     Then the spec's checks PyJWT has no word for: a lifetime (``exp - iat``, and ``exp - now``)
     of at most ``max_lifetime`` seconds, ``aud``, the subject filter and the condition.
+    A token failing several claim checks is logged with the first in that order (PyJWT's:
+    ``exp``/``sub`` present, ``iat``, ``nbf``, ``exp``, ``iss``, ``sub`` a string).
     """
     header = _header(token)
     key = await jwks.key(cred.jwks_uri, header.get("kid"))
