@@ -35,10 +35,11 @@ CONDITION = (
     'environment in ["prod", "staging"] && !(event_name == "pull_request")'
 )
 TARGET_RATIO = 1.5
+BATCH = 10  # handler calls per event-loop entry
 
 
 def _timed_alternately(
-    first: Callable[[], object], second: Callable[[], object], rounds: int, batch: int
+    first: Callable[[], object], second: Callable[[], object], rounds: int, batch: int, per: int = 1
 ) -> tuple[dict[str, float], dict[str, float]]:
     """``_timed`` of both, their batches alternating: a ratio of the two is not a ratio of two
     moments of a machine whose cores other processes share."""
@@ -48,7 +49,7 @@ def _timed_alternately(
             start = time.perf_counter_ns()
             for _ in range(batch):
                 call()
-            kept.append((time.perf_counter_ns() - start) / batch / 1000)
+            kept.append((time.perf_counter_ns() - start) / batch / per / 1000)
     figures = []
     for kept in samples:
         kept.sort()
@@ -108,14 +109,21 @@ def section_federation(_bench: Any = None) -> dict[str, Any]:
         loop.run_until_complete(federation.exchange("cred_bench", form, "127.0.0.1"))  # warm the JWKS cache
         federation._attempts.clear()
 
+        async def exchanges() -> None:
+            # A batch per event-loop entry: in the API the handler is awaited in a running loop, so
+            # entering the loop (run_until_complete, ~7 µs here) is the harness's cost, not the handler's.
+            for _ in range(BATCH):
+                await federation.exchange("cred_bench", form, "127.0.0.1")
+                federation._attempts.clear()
+
         def exchange() -> None:
-            loop.run_until_complete(federation.exchange("cred_bench", form, "127.0.0.1"))
-            federation._attempts.clear()
+            loop.run_until_complete(exchanges())
 
-        def decode_once() -> None:
-            jwt.decode(token, public, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
+        def decode_batch() -> None:
+            for _ in range(BATCH):
+                jwt.decode(token, public, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
 
-        handler, decode = _timed_alternately(exchange, decode_once, rounds=400, batch=10)
+        handler, decode = _timed_alternately(exchange, decode_batch, rounds=400, batch=1, per=BATCH)
         loop_cost = _timed(lambda: loop.run_until_complete(asyncio.sleep(0)), rounds=200, batch=10)
     finally:
         loop.close()
@@ -132,7 +140,8 @@ def section_federation(_bench: Any = None) -> dict[str, Any]:
             "target_ratio": TARGET_RATIO,
             "met": ratio <= TARGET_RATIO,
             "exchanges_per_second_one_core": 1e6 / handler["p50_us"],
-            "includes_run_until_complete_us": loop_cost["p50_us"],
+            "run_until_complete_us_per_batch": loop_cost["p50_us"],
+            "calls_per_loop_entry": BATCH,
         },
     }
 
@@ -153,7 +162,7 @@ def render_federation(fig: dict[str, Any]) -> list[str]:
     rows.append(
         f"  handler ≤ {h['target_ratio']:.1f} x PyJWT decode: {verdict} (x{h['ratio_to_pyjwt_decode']:.2f}); "
         f"≈ {h['exchanges_per_second_one_core']:,.0f} exchanges/s of one core "
-        f"(includes {h['includes_run_until_complete_us']:.1f} µs of event-loop call overhead)"
+        f"(one event-loop entry, {h['run_until_complete_us_per_batch']:.1f} µs, per {h['calls_per_loop_entry']} calls)"
     )
     return rows
 
