@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.cli.common import _signing_keys
+from app.cli.common import signing_keys
 from app.settings import Settings
 
 
@@ -18,7 +18,7 @@ def cmd_api(settings: Settings) -> None:
     from app.observability.logthrottle import throttle_library_logs
 
     throttle_library_logs()
-    app = create_app(settings, _signing_keys(settings))  # a bad key stops here, before anything starts
+    app = create_app(settings, signing_keys(settings))  # a bad key stops here, before anything starts
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.
     asyncio.run(ensure_topics_when_reachable(settings))

@@ -9,7 +9,7 @@ from app.cli.migrate import cmd_migrate
 from app.settings import Settings
 
 
-async def _bootstrap(settings: Settings, org_name: str, only_if_empty: bool) -> dict[str, str] | None:
+async def bootstrap_organization(settings: Settings, org_name: str, only_if_empty: bool) -> dict[str, str] | None:
     from app.store.accounts import bootstrap, count_organizations
     from app.store.db import create_engine, sessionmaker
 
@@ -25,4 +25,4 @@ async def _bootstrap(settings: Settings, org_name: str, only_if_empty: bool) -> 
 
 def cmd_bootstrap(settings: Settings, org_name: str) -> None:
     cmd_migrate(settings)
-    print(json.dumps(asyncio.run(_bootstrap(settings, org_name, only_if_empty=False))), flush=True)
+    print(json.dumps(asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=False))), flush=True)

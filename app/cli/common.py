@@ -8,13 +8,13 @@ from app.identity.signing_keys import SigningKeys, load_signing_keys
 from app.settings import Settings
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
     print(f"tocsin: {message}", file=sys.stderr, flush=True)
 
 
-def _signing_keys(settings: Settings) -> SigningKeys:
+def signing_keys(settings: Settings) -> SigningKeys:
     """The token signing keys, creating the key file on first start (app/identity/signing_keys.py)."""
     keys = load_signing_keys(settings)
     if keys.created:
-        _say(f"created a random token signing key in {keys.source} (mode 0600; keep it secret, back it up)")
+        say(f"created a random token signing key in {keys.source} (mode 0600; keep it secret, back it up)")
     return keys

@@ -8,15 +8,15 @@ from __future__ import annotations
 import signal
 import time
 
-from app.cli.common import _say
+from app.cli.common import say
 from app.settings import Settings
 
 
-def _kafka(settings: Settings) -> object:
+def local_kafka(settings: Settings) -> object:
     from devstack.kafka import LocalKafka
 
     port = settings.kafka_bootstrap.rpartition(":")[2]
-    return LocalKafka(settings.var_dir / "kafka", port=int(port), progress=_say)
+    return LocalKafka(settings.var_dir / "kafka", port=int(port), progress=say)
 
 
 def cmd_kafka(settings: Settings, nodes: int = 1) -> None:
@@ -25,18 +25,18 @@ def cmd_kafka(settings: Settings, nodes: int = 1) -> None:
     kafka: LocalKafka | LocalKafkaCluster
     if nodes > 1:  # ports from the first one of TOCSIN_KAFKA_BOOTSTRAP up: brokers, then controllers
         port = int(settings.kafka_bootstrap.split(",")[0].rpartition(":")[2])
-        kafka = LocalKafkaCluster(settings.var_dir / f"kafka-{nodes}", nodes, base_port=port, progress=_say)
+        kafka = LocalKafkaCluster(settings.var_dir / f"kafka-{nodes}", nodes, base_port=port, progress=say)
     else:
-        single = _kafka(settings)
+        single = local_kafka(settings)
         assert isinstance(single, LocalKafka)
         kafka = single
     kafka.start()
-    _say(f"kafka on {kafka.bootstrap}; Ctrl-C stops it")
+    say(f"kafka on {kafka.bootstrap}; Ctrl-C stops it")
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         while kafka.is_running():
             time.sleep(0.5)
     except KeyboardInterrupt:
-        _say("stopping broker")
+        say("stopping broker")
     finally:
         kafka.stop()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.cli.common import _say
+from app.cli.common import say
 from app.settings import Settings
 
 
@@ -10,4 +10,4 @@ def cmd_migrate(settings: Settings) -> None:
     from app.store.db import migrate
 
     migrate(settings.effective_database_url)
-    _say("database migrated")
+    say("database migrated")

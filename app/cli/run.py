@@ -16,9 +16,9 @@ import time
 
 import httpx
 
-from app.cli.bootstrap import _bootstrap
-from app.cli.common import _say, _signing_keys
-from app.cli.kafka import _kafka
+from app.cli.bootstrap import bootstrap_organization
+from app.cli.common import say, signing_keys
+from app.cli.kafka import local_kafka
 from app.cli.migrate import cmd_migrate
 from app.settings import Settings
 
@@ -55,13 +55,13 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     from devstack.kafka import LocalKafka
     from devstack.smtp_sink import SmtpSink
 
-    kafka = _kafka(settings)
+    kafka = local_kafka(settings)
     assert isinstance(kafka, LocalKafka)
     mail_dir = settings.var_dir.resolve() / "mail"
     sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
     procs: list[subprocess.Popen[bytes]] = []
     stopping = False
-    _signing_keys(settings)  # created once here, before the API replicas that read it start
+    signing_keys(settings)  # created once here, before the API replicas that read it start
 
     def on_signal(_signum: int, _frame: object) -> None:
         nonlocal stopping
@@ -72,31 +72,31 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     try:
         kafka.start()
         sink.start()
-        _say(f"SMTP sink on {settings.smtp_host}:{settings.smtp_port}, mail kept in {mail_dir}")
+        say(f"SMTP sink on {settings.smtp_host}:{settings.smtp_port}, mail kept in {mail_dir}")
         cmd_migrate(settings)
-        created = asyncio.run(_bootstrap(settings, org_name, only_if_empty=True))
+        created = asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=True))
         env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
         # Webhooks to a local receiver need an explicit, narrow allowance (never private networks):
         # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (README, Configuration).
         if settings.loopback_targets:
-            _say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
+            say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
         for role in ("api", "worker"):
-            _say(f"starting {role}")
+            say(f"starting {role}")
             procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
         base = f"http://{settings.api_host}:{settings.api_port}"
         _wait_ready(f"{base}/readyz", procs, timeout=120)
         if created is not None:
             print(json.dumps(created), flush=True)
         else:
-            _say("database already bootstrapped (tocsin bootstrap --org NAME makes another organization)")
-        _say(f"ready: API on {base} (docs {base}/docs), worker running; Ctrl-C stops everything")
+            say("database already bootstrapped (tocsin bootstrap --org NAME makes another organization)")
+        say(f"ready: API on {base} (docs {base}/docs), worker running; Ctrl-C stops everything")
         while not stopping and all(p.poll() is None for p in procs):
             time.sleep(0.3)
         if not stopping:
-            _say("a process exited; stopping the rest")
+            say("a process exited; stopping the rest")
     finally:
-        _say("stopping")
+        say("stopping")
         _stop(procs)
         sink.stop()
         kafka.stop()
-        _say("stopped")
+        say("stopped")
