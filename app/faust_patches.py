@@ -35,7 +35,8 @@ from faust.tables import recovery as faust_recovery
 from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
-from app import metrics, topics
+from app.kafka import topics
+from app.observability import metrics
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
