@@ -116,12 +116,12 @@ def _fetch_what_was_asked() -> None:
     consumer_class = faust_consumer.ThreadDelegateConsumer
     getmany, wait_next_records = consumer_class._getmany, consumer_class._wait_next_records
 
-    async def getmany_of_a_copy(self: Any, active_partitions: Any, timeout: float) -> Any:
+    async def getmany_of_a_copy(self: Any, active_partitions: Any, timeout: float) -> Any:  # noqa: ASYNC109 - Faust's signature
         asked = frozenset(active_partitions) if active_partitions is not None else None
         self._tocsin_asked = asked
         return await getmany(self, asked, timeout)
 
-    async def wait_next_records_of_the_copy(self: Any, timeout: float) -> Any:
+    async def wait_next_records_of_the_copy(self: Any, timeout: float) -> Any:  # noqa: ASYNC109 - Faust's signature
         self._tocsin_asked = None
         records, active_partitions = await wait_next_records(self, timeout)
         asked = self._tocsin_asked

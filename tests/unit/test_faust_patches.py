@@ -164,7 +164,7 @@ class FakeAiokafkaThread:
         self.buffered = buffered
         self.handed_out: dict[Any, list[int]] = {}
 
-    async def getmany(self, active_partitions: Any, timeout: float) -> dict[Any, list[int]]:
+    async def getmany(self, active_partitions: Any, timeout: float) -> dict[Any, list[int]]:  # noqa: ASYNC109 - Faust's signature
         self.consumer.pause_partitions({CHANGELOG_TP})  # Faust empties its live active set meanwhile
         out = {tp: offsets for tp, offsets in self.buffered.items() if not active_partitions or tp in active_partitions}
         for tp in out:
