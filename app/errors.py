@@ -12,13 +12,13 @@ TocsinError
  │    InvalidName (app/domain/resource_names.py), InvalidFilter (app/domain/filters.py)
  ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, RFC 6749 §5.2 body
  ├── FetchRefused → TargetRefused (app/identity/fetch.py): an outbound fetch the SSRF policy refused
- ├── BrokerNotReady (app/topics.py, also aiokafka's KafkaError): topics cannot be created yet
+ ├── BrokerNotReady (app/kafka/topics.py, also aiokafka's KafkaError): topics cannot be created yet
  ├── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
- ├── KafkaLocalError, PostgresLocalError (also RuntimeError): the embedded broker or database did not start
  └── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
 
 Where a class also derives from a built-in or library error, that is so every ``except`` written
-for it before it joined the root still catches it.
+for it before it joined the root still catches it. The development stack's errors (devstack/,
+tests/support/) are not the product's and stay outside the root.
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from app import logfmt, metrics
 from app.domain.control import (
     POLICY_TYPE_CHANGED_KEY,
     ControlDecision,
@@ -40,8 +39,9 @@ from app.domain.control import (
     tick,
 )
 from app.domain.ids import new_id
-from app.faust_app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
-from app.records import decode, encode
+from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
+from app.kafka.records import decode, encode
+from app.observability import logfmt, metrics
 from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox

@@ -17,7 +17,6 @@ from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
 from api.rows import account_in_org, row_in_org
-from app import metrics
 from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -25,6 +24,7 @@ from app.domain.rate_limit import retry_after_header
 from app.domain.subject_filter import validate_subject_filter
 from app.errors import InvalidCredential, InvalidInput, RateLimited
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
+from app.observability import metrics
 from app.store import audit
 from app.store.accounts import load_principal, utcnow
 from app.store.models import Account, ExchangeAttempt, FederatedCredential

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.resource_names import organization_name, resource_name
-from app.kafka_local import LocalKafka
 from app.store import accounts
+from devstack.kafka import LocalKafka
 from tests.support.db import in_db
 from tests.support.stack import Stack
 

@@ -16,11 +16,11 @@ from typing import Any
 
 from api.deps import authenticate
 from api.state import ApiState
-from app.config_cache import TTLCache
 from app.domain.evaluation import Binding
 from app.domain.principal import Principal
 from app.domain.resource_names import organization_name, resource_name
 from app.domain.tokens import generate_token
+from app.kafka.config_changes import TTLCache
 from app.settings import Settings
 
 ORG = "org_01bench00000000000000000000"

@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app import records
 from app.domain.conditions import compile_condition
 from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
 from app.domain.json_bounds import json_violations
@@ -43,6 +42,7 @@ from app.domain.resource_names import (
 from app.domain.subject_filter import subject_matches, validate_subject_filter
 from app.domain.workflow import render_template
 from app.errors import InvalidCredential
+from app.kafka import records
 from tests.support.bounds import bounded
 
 T = TypeVar("T")

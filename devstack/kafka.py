@@ -31,8 +31,6 @@ from typing import Any, Self, TypeVar
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
-from app.errors import TocsinError
-
 DEFAULT_VERSION = "4.1.1"
 LOG4J_VERSION = "2.24.3"
 SLF4J_VERSION = "2.0.16"
@@ -117,7 +115,7 @@ def cluster_properties(replication_factor: int, min_insync_replicas: int) -> dic
     }
 
 
-class KafkaLocalError(TocsinError, RuntimeError):
+class KafkaLocalError(RuntimeError):
     """Raised when the local broker cannot be resolved, formatted or started."""
 
 

@@ -29,8 +29,7 @@ from typing import Self
 
 import asyncpg
 
-from app.errors import TocsinError
-from app.kafka_local import free_port, port_open, run_coro_sync
+from devstack.kafka import free_port, port_open, run_coro_sync
 
 __all__ = ["LocalPostgres", "PostgresLocalError", "find_pg_bin"]
 
@@ -41,7 +40,7 @@ _SOCKET_DIR_MAX = 90  # sun_path is 108 bytes and ".s.PGSQL.<port>" is appended
 _INSTALL_HINT = "install it (Debian/Ubuntu: apt-get install postgresql)"
 
 
-class PostgresLocalError(TocsinError, RuntimeError):
+class PostgresLocalError(RuntimeError):
     """Raised when the local PostgreSQL cluster cannot be created or started."""
 
 
