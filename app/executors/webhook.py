@@ -7,7 +7,8 @@ from typing import Any
 
 from app.domain.webhooks import webhook_headers
 from app.executors.base import Attempt
-from app.identity.fetch import FetchRefused, SafePoster, TargetRefused
+from app.identity.fetch import SafePoster
+from app.net.errors import FetchRefused, TargetRefused
 
 
 class WebhookExecutor:

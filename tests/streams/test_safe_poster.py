@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.identity.fetch import FetchRefused, SafePoster, TargetRefused
+from app.identity.fetch import SafePoster
+from app.net.errors import FetchRefused, TargetRefused
 from tests.support.tls_server import TestCA
 
 REPLIES = {
