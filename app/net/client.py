@@ -23,7 +23,7 @@ from typing import Any, Self
 import aiohttp
 
 from app.net.errors import FetchRefused, TargetRefused
-from app.net.ssrf import CheckedResolver, Resolver, parse_ip_literal, system_resolver
+from app.net.ssrf import CheckedResolver, Resolver, never_allowed, parse_ip_literal, system_resolver
 from app.net.target import Target, target
 from app.net.transport import PostResult, json_object
 
@@ -66,6 +66,10 @@ class HttpClient:
             checked = target(proxy, allow_http=True)
             if checked.scheme != "http":
                 raise TargetRefused("the proxy must be an http:// URL")
+            literal = parse_ip_literal(checked.host)  # aiohttp never resolves a literal proxy
+            why = never_allowed(literal) if literal is not None else None
+            if why is not None:
+                raise TargetRefused(f"proxy {checked.host}: {why} address refused")
             self._proxy: Target | None = checked
             exempt = (checked.host.lower(), checked.port)
         else:
