@@ -21,6 +21,7 @@ from types import SimpleNamespace, TracebackType
 from typing import Any, Self
 
 import aiohttp
+from aiohttp.connector import NEEDS_CLEANUP_CLOSED
 
 from app.net.errors import FetchRefused, TargetRefused
 from app.net.ssrf import CheckedResolver, Resolver, never_allowed, parse_ip_literal, system_resolver
@@ -108,8 +109,8 @@ class HttpClient:
                 limit_per_host=self._per_host,
                 keepalive_timeout=30.0,
                 # a TLS connection closed mid-answer (a read timeout) is aborted at close, not left
-                # waiting for the peer's close_notify
-                enable_cleanup_closed=True,
+                # waiting for the peer's close_notify (only Pythons with that asyncio bug need it)
+                enable_cleanup_closed=NEEDS_CLEANUP_CLOSED,
             )
             reuse = aiohttp.TraceConfig()
             reuse.on_connection_reuseconn.append(_mark_reused)
