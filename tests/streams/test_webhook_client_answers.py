@@ -9,9 +9,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
+from pydantic import ValidationError
 
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused, TargetRefused
+from app.settings import Settings
 
 REPLIES = {
     "/interim": (
@@ -135,3 +137,11 @@ def test_the_proxy_must_be_plain_http_and_never_a_metadata_address() -> None:
     with pytest.raises(TargetRefused):
         HttpClient(proxy="http://169.254.169.254:3128")
     HttpClient(proxy="http://10.0.0.8:3128")  # an egress proxy on a private network is fine
+
+
+def test_the_proxy_setting_takes_an_http_url_only() -> None:
+    assert Settings().http_proxy is None, "direct unless set; HTTPS_PROXY and friends are never read"
+    assert Settings(http_proxy="http://egress.internal:3128").http_proxy == "http://egress.internal:3128"
+    for bad in ("egress.internal:3128", "https://egress.internal:3128", "socks5://egress.internal:1080", "http://"):
+        with pytest.raises(ValidationError, match="TOCSIN_HTTP_PROXY"):
+            Settings(http_proxy=bad)
