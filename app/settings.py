@@ -149,6 +149,18 @@ class Settings(BaseSettings):
         return frozenset(int(t.rpartition(":")[2]) for t in self.loopback_targets)
 
     oidc_ca_file: str | None = None
+    # Outbound HTTP (webhooks, OIDC discovery and JWKS) through this forward proxy, `http://host:port`
+    # (https targets tunnel with CONNECT). The proxy resolves target names, so it must refuse internal
+    # addresses itself (an egress proxy); literal internal addresses are still refused here. Unset: direct.
+    http_proxy: str | None = None
+
+    @field_validator("http_proxy")
+    @classmethod
+    def _check_http_proxy(cls, value: str | None) -> str | None:
+        if value is not None and not (value.startswith("http://") and len(value) > len("http://")):
+            raise ValueError("TOCSIN_HTTP_PROXY must be an http://host:port URL")
+        return value or None
+
     jwks_cache_seconds: float = Field(default=300.0, ge=1)
     jwks_unknown_kid_refetch_seconds: float = Field(default=60.0, ge=0)
     exchange_rate_per_credential: float = Field(default=50.0, gt=0)

@@ -55,6 +55,7 @@ def make_executor(kind: str, settings: Settings) -> Executor:
             ca_file=settings.oidc_ca_file,
             max_connections=settings.delivery_concurrency,
             loopback_ports=settings.loopback_ports,
+            proxy=settings.http_proxy,
         )
     if kind == "EMAIL":
         password = settings.smtp_password.get_secret_value() if settings.smtp_password else None

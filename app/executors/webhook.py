@@ -1,4 +1,5 @@
-"""Webhook executor: Standard Webhooks signing, through the SSRF-safe client (no redirect)."""
+"""Webhook executor: Standard Webhooks signing, through the one outbound client (app/net: SSRF-safe,
+no redirect followed)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 
 from app.domain.webhooks import webhook_headers
 from app.executors.base import Attempt
-from app.identity.fetch import FetchRefused, SafePoster, TargetRefused
+from app.net.client import HttpClient
+from app.net.errors import FetchRefused, TargetRefused
+from app.net.transport import Transport
 
 
 class WebhookExecutor:
@@ -21,15 +24,18 @@ class WebhookExecutor:
         ca_file: str | None = None,
         max_connections: int = 64,
         loopback_ports: frozenset[int] = frozenset(),
+        proxy: str | None = None,
+        transport: Transport | None = None,
     ) -> None:
-        self._fetcher = SafePoster(
+        self._fetcher: Transport = transport or HttpClient(
             allow_private_networks=allow_private_networks,
             loopback_ports=loopback_ports,
             connect_timeout=min(5.0, timeout_s),
             read_timeout=timeout_s,
             max_bytes=64 * 1024,
             ca_file=ca_file,
-            idle_per_origin=max_connections,  # connections kept alive per receiver
+            max_connections_per_host=max_connections,  # connections opened and kept alive per receiver
+            proxy=proxy,
         )
 
     async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:

@@ -30,10 +30,11 @@ from app.identity.exchange import (
     unauthenticated,
     verify_subject_token,
 )
-from app.identity.fetch import FetchRefused, SafeFetcher
 from app.identity.jwks import JwksCache, parse_jwks
 from app.identity.signing_keys import SigningKeys
 from app.kafka.config_changes import TTLCache
+from app.net.client import HttpClient
+from app.net.errors import FetchRefused
 from app.settings import Settings
 from app.store.models import Account, ExchangeAttempt, FederatedCredential
 
@@ -71,8 +72,10 @@ class Federation:
     def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession], keys: SigningKeys) -> None:
         self.settings = settings
         self.sessions = sessions
-        self.fetcher = SafeFetcher(
-            allow_private_networks=settings.allow_private_networks, ca_file=settings.oidc_ca_file
+        self.fetcher = HttpClient(
+            allow_private_networks=settings.allow_private_networks,
+            ca_file=settings.oidc_ca_file,
+            proxy=settings.http_proxy,
         )
         self.jwks = JwksCache(
             self.fetcher.get_json,

@@ -34,6 +34,7 @@ from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
+from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
 from tests.support.stack import ROOT, Stack, wait_for
 
 LUA = Path(__file__).with_name("publish.lua")
@@ -361,6 +362,14 @@ def section_webhook(bench: Bench) -> dict[str, Any]:
 
 
 SECTIONS.insert(3, Section("webhook", section_webhook, render_webhook))
+
+
+def section_webhook_client(bench: Bench) -> dict[str, Any]:
+    return run_webhook_client_section(bench.work_dir)
+
+
+# In-process like iam and federation: before the sections that leave workers draining backlogs.
+SECTIONS.insert(2, Section("webhook_client", section_webhook_client, render_webhook_client))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -13,7 +13,8 @@ from typing import Any
 import jwt
 import pytest
 
-from app.identity.fetch import FetchRefused, SafeFetcher
+from app.net.client import HttpClient
+from app.net.errors import FetchRefused
 from tests.support.oidc_issuer import (
     OidcIssuer,
     cloud_service_account_claims,
@@ -42,12 +43,12 @@ def name(idp: OidcIssuer) -> str:
 
 
 @pytest.fixture
-async def fetcher(idp: OidcIssuer) -> AsyncIterator[SafeFetcher]:
-    async with SafeFetcher(allow_private_networks=True, ca_file=idp.ca_file) as client:
+async def fetcher(idp: OidcIssuer) -> AsyncIterator[HttpClient]:
+    async with HttpClient(allow_private_networks=True, ca_file=idp.ca_file) as client:
         yield client
 
 
-async def _verify(fetcher: SafeFetcher, idp: OidcIssuer, name: str, token: str) -> dict[str, Any]:
+async def _verify(fetcher: HttpClient, idp: OidcIssuer, name: str, token: str) -> dict[str, Any]:
     """Discovery -> JWKS -> PyJWK -> verified claims, the way the exchange endpoint will do it."""
     discovery = await fetcher.get_json(idp.discovery_url(name))
     jwks = await fetcher.get_json(discovery["jwks_uri"])
@@ -66,7 +67,7 @@ def _segment(token: str, index: int) -> dict[str, Any]:
 
 
 async def test_discovery_issuer_equals_issuer_url_and_jwks_uri_is_https_on_same_server(
-    idp: OidcIssuer, name: str, fetcher: SafeFetcher
+    idp: OidcIssuer, name: str, fetcher: HttpClient
 ) -> None:
     doc = await fetcher.get_json(idp.discovery_url(name))
     assert doc["issuer"] == idp.issuer_url(name) == f"https://localhost:{idp.port}/{name}"
@@ -77,7 +78,7 @@ async def test_discovery_issuer_equals_issuer_url_and_jwks_uri_is_https_on_same_
 
 @pytest.mark.parametrize("alg", ["RS256", "ES256"])
 async def test_minted_token_verifies_against_fetched_jwks(
-    idp: OidcIssuer, name: str, fetcher: SafeFetcher, alg: str
+    idp: OidcIssuer, name: str, fetcher: HttpClient, alg: str
 ) -> None:
     token = idp.mint(name, {"sub": "s", "aud": AUDIENCE}, alg=alg)
     claims = await _verify(fetcher, idp, name, token)
@@ -87,7 +88,7 @@ async def test_minted_token_verifies_against_fetched_jwks(
 
 
 async def test_tenant_forms_v2_and_trailing_slash_v1_serve_their_exact_issuer(
-    idp: OidcIssuer, fetcher: SafeFetcher
+    idp: OidcIssuer, fetcher: HttpClient
 ) -> None:
     tenant = str(uuid.uuid4())
     v2, v1 = idp.add_managed_identity_tenant(tenant)
@@ -104,7 +105,7 @@ async def test_tenant_forms_v2_and_trailing_slash_v1_serve_their_exact_issuer(
 
 
 async def test_rotation_publishes_a_new_kid_and_drops_the_old_unless_kept(
-    idp: OidcIssuer, name: str, fetcher: SafeFetcher
+    idp: OidcIssuer, name: str, fetcher: HttpClient
 ) -> None:
     old = idp.current_kid(name)
     kept = idp.rotate(name, keep_old=True)
@@ -118,7 +119,7 @@ async def test_rotation_publishes_a_new_kid_and_drops_the_old_unless_kept(
     assert (await _verify(fetcher, idp, name, token))["sub"] == "s"
 
 
-async def test_jwks_fetch_counter_counts_each_fetch(idp: OidcIssuer, name: str, fetcher: SafeFetcher) -> None:
+async def test_jwks_fetch_counter_counts_each_fetch(idp: OidcIssuer, name: str, fetcher: HttpClient) -> None:
     assert idp.jwks_fetches(name) == 0
     for _ in range(3):
         await fetcher.get_json(idp.jwks_url(name))
@@ -127,7 +128,7 @@ async def test_jwks_fetch_counter_counts_each_fetch(idp: OidcIssuer, name: str, 
     assert idp.discovery_fetches(name) == 1
 
 
-async def test_jwks_down_answers_5xx_and_recovers(idp: OidcIssuer, name: str, fetcher: SafeFetcher) -> None:
+async def test_jwks_down_answers_5xx_and_recovers(idp: OidcIssuer, name: str, fetcher: HttpClient) -> None:
     idp.set_jwks_down(name)
     with pytest.raises(FetchRefused) as refused:
         await fetcher.get_json(idp.jwks_url(name))
@@ -138,7 +139,7 @@ async def test_jwks_down_answers_5xx_and_recovers(idp: OidcIssuer, name: str, fe
 
 
 async def test_discovery_overrides_serve_wrong_issuer_and_http_jwks_uri(
-    idp: OidcIssuer, name: str, fetcher: SafeFetcher
+    idp: OidcIssuer, name: str, fetcher: HttpClient
 ) -> None:
     idp.set_discovery(name, issuer=idp.issuer_url(name) + "x", jwks_uri=f"http://localhost:{idp.port}/k")
     doc = await fetcher.get_json(idp.discovery_url(name))

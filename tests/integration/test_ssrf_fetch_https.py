@@ -11,10 +11,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpcore
+import aiohttp
 import pytest
 
-from app.identity.fetch import FetchRefused, SafeFetcher
+from app.net.client import HttpClient
+from app.net.errors import FetchRefused
 from tests.support.oidc_issuer import HttpReply, TestCA, TlsHttpServer
 
 PUBLIC_V4 = "93.184.216.34"
@@ -69,12 +70,12 @@ def wrong_name_server(ca: TestCA) -> Iterator[TlsHttpServer]:
 
 @pytest.fixture
 async def fetcher(ca: TestCA) -> Any:
-    async with SafeFetcher(allow_private_networks=True, ca_file=str(ca.ca_file), read_timeout=2.0) as client:
+    async with HttpClient(allow_private_networks=True, ca_file=str(ca.ca_file), read_timeout=2.0) as client:
         yield client
 
 
 class Reroute:
-    """Spy on the real backend: record every dialled address, send chosen ones to a local port."""
+    """Spy on the real connector: record every dialled address, send chosen ones to a local port."""
 
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -84,22 +85,24 @@ class Reroute:
 @pytest.fixture
 def reroute(monkeypatch: pytest.MonkeyPatch) -> Reroute:
     spy = Reroute()
-    original = httpcore.AnyIOBackend.connect_tcp
+    original = aiohttp.TCPConnector._wrap_create_connection
 
-    async def connect_tcp(self: Any, host: str, port: int, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+    async def connect(self: Any, *args: Any, addr_infos: Any, req: Any, **kwargs: Any) -> Any:
+        host = addr_infos[0][4][0]
         spy.calls.append(host)
         if host in spy.to_local:
-            return await original(self, "127.0.0.1", spy.to_local[host], **kwargs)
+            local = socket.getaddrinfo("127.0.0.1", spy.to_local[host], type=socket.SOCK_STREAM)
+            return await original(self, *args, addr_infos=local, req=req, **kwargs)
         if host in ("127.0.0.1", "::1"):
-            return await original(self, host, port, **kwargs)
-        raise httpcore.ConnectError("spy: no outside network in tests")
+            return await original(self, *args, addr_infos=addr_infos, req=req, **kwargs)
+        raise aiohttp.ClientConnectorError(req.connection_key, OSError("spy: no outside network in tests"))
 
-    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", connect_tcp)
+    monkeypatch.setattr(aiohttp.TCPConnector, "_wrap_create_connection", connect)
     return spy
 
 
 async def test_local_https_server_is_reachable_with_private_networks_allowed_and_the_test_ca(
-    server: TlsHttpServer, fetcher: SafeFetcher
+    server: TlsHttpServer, fetcher: HttpClient
 ) -> None:
     assert await fetcher.get_json(server.url("/ok")) == {"ok": True}
     assert await fetcher.get_json(server.url("/ok", host="127.0.0.1")) == {"ok": True}
@@ -107,7 +110,7 @@ async def test_local_https_server_is_reachable_with_private_networks_allowed_and
 
 async def test_local_https_server_is_refused_by_default_and_never_hit(server: TlsHttpServer, ca: TestCA) -> None:
     before = server.hit_count("/ok")
-    async with SafeFetcher(ca_file=str(ca.ca_file)) as strict:
+    async with HttpClient(ca_file=str(ca.ca_file)) as strict:
         for host in ("localhost", "127.0.0.1"):
             with pytest.raises(FetchRefused) as refused:
                 await strict.get_json(server.url("/ok", host=host))
@@ -118,7 +121,7 @@ async def test_local_https_server_is_refused_by_default_and_never_hit(server: Tl
 async def test_certificate_for_another_name_fails_even_on_an_allowed_address(
     wrong_name_server: TlsHttpServer, ca: TestCA
 ) -> None:
-    async with SafeFetcher(allow_private_networks=True, ca_file=str(ca.ca_file)) as client:
+    async with HttpClient(allow_private_networks=True, ca_file=str(ca.ca_file)) as client:
         with pytest.raises(FetchRefused) as refused:
             await client.get_json(wrong_name_server.url("/ok"))
     assert "CERTIFICATE_VERIFY_FAILED" in refused.value.reason
@@ -126,7 +129,7 @@ async def test_certificate_for_another_name_fails_even_on_an_allowed_address(
 
 
 async def test_certificate_from_an_untrusted_ca_fails_with_system_trust_only(server: TlsHttpServer) -> None:
-    async with SafeFetcher(allow_private_networks=True) as client:
+    async with HttpClient(allow_private_networks=True) as client:
         with pytest.raises(FetchRefused) as refused:
             await client.get_json(server.url("/ok"))
     assert "CERTIFICATE_VERIFY_FAILED" in refused.value.reason
@@ -142,7 +145,7 @@ async def test_checked_public_address_is_dialled_while_tls_verifies_the_original
         return [PUBLIC_V4] if len(asked) == 1 else ["127.0.0.1"]
 
     reroute.to_local[PUBLIC_V4] = server.port  # stands in for the public host
-    async with SafeFetcher(ca_file=str(ca.ca_file), resolver=rebinding) as client:
+    async with HttpClient(ca_file=str(ca.ca_file), resolver=rebinding) as client:
         assert await client.get_json(f"https://rebind.example.com:{server.port}/ok") == {"ok": True}
     assert asked == ["rebind.example.com"]  # resolved once; the private second answer never used
     assert reroute.calls == [PUBLIC_V4]
@@ -155,16 +158,14 @@ async def test_name_not_in_the_certificate_fails_when_its_checked_address_is_dia
         return [PUBLIC_V4]
 
     reroute.to_local[PUBLIC_V4] = server.port
-    async with SafeFetcher(ca_file=str(ca.ca_file), resolver=public) as client:
+    async with HttpClient(ca_file=str(ca.ca_file), resolver=public) as client:
         with pytest.raises(FetchRefused) as refused:
             await client.get_json(f"https://not-in-cert.example.com:{server.port}/ok")
     assert "CERTIFICATE_VERIFY_FAILED" in refused.value.reason
     assert reroute.calls == [PUBLIC_V4]
 
 
-async def test_redirect_is_not_followed_and_its_target_is_never_hit(
-    server: TlsHttpServer, fetcher: SafeFetcher
-) -> None:
+async def test_redirect_is_not_followed_and_its_target_is_never_hit(server: TlsHttpServer, fetcher: HttpClient) -> None:
     with pytest.raises(FetchRefused) as refused:
         await fetcher.get_json(server.url("/redirect"))
     assert refused.value.reason == "redirect 302 not followed"
@@ -179,7 +180,7 @@ async def test_redirect_is_not_followed_and_its_target_is_never_hit(
     ],
 )
 async def test_body_over_the_size_cap_is_refused_whether_declared_or_streamed(
-    server: TlsHttpServer, fetcher: SafeFetcher, path: str, reason: str
+    server: TlsHttpServer, fetcher: HttpClient, path: str, reason: str
 ) -> None:
     with pytest.raises(FetchRefused) as refused:
         await fetcher.get_json(server.url(path))
@@ -187,13 +188,13 @@ async def test_body_over_the_size_cap_is_refused_whether_declared_or_streamed(
 
 
 async def test_body_under_a_raised_cap_is_accepted(server: TlsHttpServer, ca: TestCA) -> None:
-    async with SafeFetcher(allow_private_networks=True, ca_file=str(ca.ca_file), max_bytes=2 * BIG) as client:
+    async with HttpClient(allow_private_networks=True, ca_file=str(ca.ca_file), max_bytes=2 * BIG) as client:
         assert len((await client.get_json(server.url("/big")))["pad"]) == BIG
 
 
 async def test_stalled_reply_is_refused_within_the_read_deadline(server: TlsHttpServer, ca: TestCA) -> None:
     started = time.monotonic()
-    async with SafeFetcher(allow_private_networks=True, ca_file=str(ca.ca_file), read_timeout=0.5) as client:
+    async with HttpClient(allow_private_networks=True, ca_file=str(ca.ca_file), read_timeout=0.5) as client:
         with pytest.raises(FetchRefused) as refused:
             await client.get_json(server.url("/slow"))
     assert refused.value.reason == "timeout: ReadTimeout"
@@ -205,7 +206,7 @@ async def test_peer_that_never_completes_tls_is_refused_within_the_connect_deadl
         mute.bind(("127.0.0.1", 0))
         mute.listen(1)
         started = time.monotonic()
-        async with SafeFetcher(allow_private_networks=True, ca_file=str(ca.ca_file), connect_timeout=0.5) as client:
+        async with HttpClient(allow_private_networks=True, ca_file=str(ca.ca_file), connect_timeout=0.5) as client:
             with pytest.raises(FetchRefused) as refused:
                 await client.get_json(f"https://127.0.0.1:{mute.getsockname()[1]}/x")
     assert refused.value.reason.startswith("timeout")
@@ -223,7 +224,7 @@ async def test_peer_that_never_completes_tls_is_refused_within_the_connect_deadl
     ],
 )
 async def test_non_json_object_or_error_status_is_refused(
-    server: TlsHttpServer, fetcher: SafeFetcher, path: str, reason: str
+    server: TlsHttpServer, fetcher: HttpClient, path: str, reason: str
 ) -> None:
     with pytest.raises(FetchRefused) as refused:
         await fetcher.get_json(server.url(path))

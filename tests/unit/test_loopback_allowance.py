@@ -10,7 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from app.domain.workflow import webhook_url_problem
-from app.identity.fetch import TargetRefused, _CheckedBackend, _target
+from app.net.errors import TargetRefused
+from app.net.ssrf import CheckedResolver
+from app.net.target import target
 from app.settings import Settings
 
 
@@ -19,8 +21,8 @@ async def _no_resolver(host: str, port: int) -> list[str]:
 
 
 async def _check(address: str, port: int, *, allow_private: bool, ports: frozenset[int] = frozenset()) -> None:
-    backend = _CheckedBackend(allow_private_networks=allow_private, resolver=_no_resolver, loopback_ports=ports)
-    await backend._checked_addresses(address, port, 1.0)
+    backend = CheckedResolver(allow_private_networks=allow_private, resolver=_no_resolver, loopback_ports=ports)
+    await backend.checked_addresses(address, port, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -55,9 +57,9 @@ def test_plain_http_only_to_a_listed_loopback_receiver() -> None:
     assert webhook_url_problem("http://localhost:9000/hook", allow_http=False, loopback_ports=ports) is None
     for url in ("http://127.0.0.1:9001/hook", "http://example.com:9000/hook", "http://10.0.0.5:9000/"):
         assert webhook_url_problem(url, allow_http=False, loopback_ports=ports) is not None, url
-    _target("http://127.0.0.1:9000/hook", loopback_ports=ports)
+    target("http://127.0.0.1:9000/hook", loopback_ports=ports)
     with pytest.raises(TargetRefused) as refused:
-        _target("http://example.com:9000/hook", loopback_ports=ports)
+        target("http://example.com:9000/hook", loopback_ports=ports)
     assert "https only" in refused.value.reason
 
 

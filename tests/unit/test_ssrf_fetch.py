@@ -1,7 +1,7 @@
 """SSRF rules of the one outbound fetch client, without any HTTP server.
 
-Every connection attempt goes through ``httpcore.AnyIOBackend.connect_tcp``; a spy replaces it,
-records the address and refuses, so no test here touches the network. A real listening socket
+Every connection attempt goes through ``aiohttp.TCPConnector._wrap_create_connection``; a spy
+replaces it, records the address and refuses, so no test here touches the network. A real listening socket
 on 127.0.0.1 additionally proves that nothing reached the loopback interface.
 """
 
@@ -12,13 +12,19 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-import httpcore
+import aiohttp
 import pytest
 
 from app.errors import TocsinError
-from app.identity.fetch import UNIFORM_MESSAGE, FetchRefused, SafeFetcher, forbidden_reason, parse_ip_literal
+from app.net.client import HttpClient
+from app.net.errors import UNIFORM_MESSAGE, FetchRefused
+from app.net.ssrf import forbidden_reason, parse_ip_literal
 
 PUBLIC_V4 = "93.184.216.34"
+
+
+class ConnectError(OSError):
+    """The spy's refusal, as the connector sees a refused connection."""
 
 
 class ConnectSpy:
@@ -27,19 +33,16 @@ class ConnectSpy:
     def __init__(self) -> None:
         self.calls: list[tuple[str, int]] = []
 
-    async def connect_tcp(self, backend: Any, host: str, port: int, **kwargs: Any) -> httpcore.AsyncNetworkStream:
-        self.calls.append((host, port))
-        raise httpcore.ConnectError("spy: unit tests never connect")
-
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> ConnectSpy:
     recorder = ConnectSpy()
 
-    async def connect_tcp(self: Any, host: str, port: int, **kwargs: Any) -> httpcore.AsyncNetworkStream:
-        return await recorder.connect_tcp(self, host, port, **kwargs)
+    async def connect(self: Any, *args: Any, addr_infos: Any, req: Any, **kwargs: Any) -> Any:
+        recorder.calls.append(tuple(addr_infos[0][4][:2]))
+        raise aiohttp.ClientConnectorError(req.connection_key, ConnectError("spy: unit tests never connect"))
 
-    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", connect_tcp)
+    monkeypatch.setattr(aiohttp.TCPConnector, "_wrap_create_connection", connect)
     return recorder
 
 
@@ -149,7 +152,7 @@ async def test_forbidden_ip_literal_is_refused_without_connecting(
     kind: str, address: str, spy: ConnectSpy, listener: socket.socket
 ) -> None:
     port = listener.getsockname()[1]
-    async with SafeFetcher(resolver=MapResolver({})) as fetcher:
+    async with HttpClient(resolver=MapResolver({})) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json(f"https://{_url_host(address)}:{port}/.well-known/openid-configuration")
     assert "address refused" in refused.value.reason
@@ -163,7 +166,7 @@ async def test_name_resolving_to_forbidden_address_is_refused_without_connecting
 ) -> None:
     port = listener.getsockname()[1]
     resolver = MapResolver({"idp.example.com": [[address]]})
-    async with SafeFetcher(resolver=resolver) as fetcher:
+    async with HttpClient(resolver=resolver) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json(f"https://idp.example.com:{port}/jwks")
     assert refused.value.reason.startswith("idp.example.com -> ")
@@ -177,7 +180,7 @@ async def test_odd_ip_literal_spellings_are_refused_without_resolving_or_connect
     host: str, spy: ConnectSpy, listener: socket.socket
 ) -> None:
     resolver = MapResolver({})
-    async with SafeFetcher(resolver=resolver) as fetcher:
+    async with HttpClient(resolver=resolver) as fetcher:
         with pytest.raises(FetchRefused):
             await fetcher.get_json(f"https://{host}:{listener.getsockname()[1]}/x")
     assert resolver.asked == []
@@ -188,7 +191,7 @@ async def test_odd_ip_literal_spellings_are_refused_without_resolving_or_connect
 @pytest.mark.parametrize("address", ALLOWED)
 async def test_public_address_passes_the_check_and_is_the_one_connected_to(address: str, spy: ConnectSpy) -> None:
     resolver = MapResolver({"idp.example.com": [[address]]})
-    async with SafeFetcher(resolver=resolver) as fetcher:
+    async with HttpClient(resolver=resolver) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json("https://idp.example.com/jwks")
     assert refused.value.reason.startswith("connection failed: ConnectError")  # the spy's refusal
@@ -199,7 +202,7 @@ async def test_rebinding_resolver_is_asked_once_per_connection_and_only_the_chec
     spy: ConnectSpy,
 ) -> None:
     resolver = MapResolver({"rebind.example.com": [[PUBLIC_V4], ["127.0.0.1"]]})
-    async with SafeFetcher(resolver=resolver) as fetcher:
+    async with HttpClient(resolver=resolver) as fetcher:
         with pytest.raises(FetchRefused) as first:
             await fetcher.get_json("https://rebind.example.com/jwks")
         assert first.value.reason.startswith("connection failed")
@@ -213,7 +216,7 @@ async def test_rebinding_resolver_is_asked_once_per_connection_and_only_the_chec
 
 async def test_any_forbidden_answer_among_several_refuses_the_name(spy: ConnectSpy) -> None:
     resolver = MapResolver({"mixed.example.com": [[PUBLIC_V4, "10.0.0.7"]]})
-    async with SafeFetcher(resolver=resolver) as fetcher:
+    async with HttpClient(resolver=resolver) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json("https://mixed.example.com/jwks")
     assert "10.0.0.7" in refused.value.reason
@@ -227,7 +230,7 @@ async def test_any_forbidden_answer_among_several_refuses_the_name(spy: ConnectS
 async def test_resolver_answers_that_are_not_addresses_are_refused(
     answers: list[str], reason: str, spy: ConnectSpy
 ) -> None:
-    async with SafeFetcher(resolver=MapResolver({"odd.example.com": [answers]})) as fetcher:
+    async with HttpClient(resolver=MapResolver({"odd.example.com": [answers]})) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json("https://odd.example.com/x")
     assert reason in refused.value.reason
@@ -238,14 +241,14 @@ async def test_resolver_failure_is_refused(spy: ConnectSpy) -> None:
     async def failing(host: str, port: int) -> list[str]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    async with SafeFetcher(resolver=failing) as fetcher:
+    async with HttpClient(resolver=failing) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json("https://nowhere.example.com/x")
     assert refused.value.reason.startswith("resolving nowhere.example.com failed")
 
 
 async def test_localhost_through_the_system_resolver_is_refused(spy: ConnectSpy, listener: socket.socket) -> None:
-    async with SafeFetcher() as fetcher:
+    async with HttpClient() as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json(f"https://localhost:{listener.getsockname()[1]}/x")
     assert "loopback" in refused.value.reason
@@ -273,7 +276,7 @@ async def test_localhost_through_the_system_resolver_is_refused(spy: ConnectSpy,
 )
 async def test_url_rules_refuse_before_any_lookup(url: str, reason: str, spy: ConnectSpy) -> None:
     resolver = MapResolver({})
-    async with SafeFetcher(resolver=resolver) as fetcher:
+    async with HttpClient(resolver=resolver) as fetcher:
         with pytest.raises(FetchRefused) as refused:
             await fetcher.get_json(url)
     assert reason in refused.value.reason
@@ -283,7 +286,7 @@ async def test_url_rules_refuse_before_any_lookup(url: str, reason: str, spy: Co
 async def test_http_url_to_a_listening_loopback_port_is_refused_even_with_private_networks_allowed(
     spy: ConnectSpy, listener: socket.socket
 ) -> None:
-    async with SafeFetcher(allow_private_networks=True) as fetcher:
+    async with HttpClient(allow_private_networks=True) as fetcher:
         with pytest.raises(FetchRefused):
             await fetcher.get_json(f"http://127.0.0.1:{listener.getsockname()[1]}/x")
     assert spy.calls == []
@@ -292,7 +295,7 @@ async def test_http_url_to_a_listening_loopback_port_is_refused_even_with_privat
 
 async def test_every_failure_has_the_same_message_and_keeps_its_reason(spy: ConnectSpy) -> None:
     reasons = set()
-    async with SafeFetcher(resolver=MapResolver({"idp.example.com": [[PUBLIC_V4]]})) as fetcher:
+    async with HttpClient(resolver=MapResolver({"idp.example.com": [[PUBLIC_V4]]})) as fetcher:
         for url in ("http://idp.example.com/", "https://10.0.0.1/", "https://idp.example.com/"):
             with pytest.raises(FetchRefused) as refused:
                 await fetcher.get_json(url)

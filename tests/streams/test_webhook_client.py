@@ -1,4 +1,4 @@
-"""SafePoster, the webhook client: keep-alive reuse, responses with and without headers, chunked
+"""HttpClient as the webhook client (post): keep-alive reuse, responses with and without headers, chunked
 and close-delimited bodies, a redirect returned (never followed), a connection the server closed
 while idle resent once, oversized bodies and timeouts, and TLS verified against a test CA."""
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.identity.fetch import FetchRefused, SafePoster, TargetRefused
+from app.net.client import HttpClient
+from app.net.errors import FetchRefused, TargetRefused
 from tests.support.tls_server import TestCA
 
 REPLIES = {
@@ -75,35 +76,35 @@ async def server() -> AsyncIterator[Server]:
 
 
 @pytest.fixture
-async def poster() -> AsyncIterator[SafePoster]:
-    client = SafePoster(allow_private_networks=True, connect_timeout=2, read_timeout=1)
+async def poster() -> AsyncIterator[HttpClient]:
+    client = HttpClient(allow_private_networks=True, connect_timeout=2, read_timeout=1, max_bytes=64 * 1024)
     try:
         yield client
     finally:
         await client.aclose()
 
 
-async def test_keep_alive_reuses_one_connection(server: Server, poster: SafePoster) -> None:
+async def test_keep_alive_reuses_one_connection(server: Server, poster: HttpClient) -> None:
     for path in ("/ok", "/json", "/chunked", "/ok"):
         result = await poster.post(f"http://127.0.0.1:{server.port}{path}", b"{}", {"x-test": "1"})
         assert result.status in (200, 204)
     assert server.connections == 1 and server.paths == ["/ok", "/json", "/chunked", "/ok"]
 
 
-async def test_a_close_delimited_response_is_not_reused(server: Server, poster: SafePoster) -> None:
+async def test_a_close_delimited_response_is_not_reused(server: Server, poster: HttpClient) -> None:
     assert (await poster.post(f"http://127.0.0.1:{server.port}/close", b"{}", {})).status == 200
     assert (await poster.post(f"http://127.0.0.1:{server.port}/ok", b"{}", {})).status == 204
     assert server.connections == 2
 
 
-async def test_a_connection_closed_while_idle_is_resent_once(server: Server, poster: SafePoster) -> None:
+async def test_a_connection_closed_while_idle_is_resent_once(server: Server, poster: HttpClient) -> None:
     server.drop_idle = True
     for _ in range(3):
         assert (await poster.post(f"http://127.0.0.1:{server.port}/ok", b"{}", {})).status == 204
     assert server.paths == ["/ok"] * 3, "each request reached the server exactly once"
 
 
-async def test_redirects_and_retry_after_are_returned_as_they_are(server: Server, poster: SafePoster) -> None:
+async def test_redirects_and_retry_after_are_returned_as_they_are(server: Server, poster: HttpClient) -> None:
     redirect = await poster.post(f"http://127.0.0.1:{server.port}/redirect", b"{}", {})
     assert redirect.status == 307 and redirect.headers["location"] == "/ok"
     assert server.paths == ["/redirect"], "the redirect is not followed"
@@ -111,7 +112,7 @@ async def test_redirects_and_retry_after_are_returned_as_they_are(server: Server
     assert busy.status == 429 and busy.headers["retry-after"] == "7"
 
 
-async def test_an_oversized_body_is_not_read_and_the_connection_dropped(server: Server, poster: SafePoster) -> None:
+async def test_an_oversized_body_is_not_read_and_the_connection_dropped(server: Server, poster: HttpClient) -> None:
     assert (await poster.post(f"http://127.0.0.1:{server.port}/big", b"{}", {})).status == 200
     assert (await poster.post(f"http://127.0.0.1:{server.port}/ok", b"{}", {})).status == 204
     assert server.connections == 2
@@ -119,7 +120,7 @@ async def test_an_oversized_body_is_not_read_and_the_connection_dropped(server: 
 
 @pytest.mark.parametrize("path", ["/slow", "/garbage"])
 async def test_timeouts_and_non_http_answers_are_failures_not_refusals(
-    server: Server, poster: SafePoster, path: str
+    server: Server, poster: HttpClient, path: str
 ) -> None:
     with pytest.raises(FetchRefused) as caught:
         await poster.post(f"http://127.0.0.1:{server.port}{path}", b"{}", {})
@@ -127,7 +128,7 @@ async def test_timeouts_and_non_http_answers_are_failures_not_refusals(
 
 
 async def test_plain_http_needs_the_private_network_setting(server: Server) -> None:
-    client = SafePoster(allow_private_networks=False)
+    client = HttpClient(allow_private_networks=False)
     with pytest.raises(TargetRefused):
         await client.post(f"http://127.0.0.1:{server.port}/ok", b"{}", {})
     with pytest.raises(TargetRefused):  # and loopback is refused over https too
@@ -148,7 +149,7 @@ async def _tls_server(tmp_path: Path, names: tuple[str, ...]) -> tuple[asyncio.S
 
 async def test_https_is_verified_against_the_trusted_ca(tmp_path: Path) -> None:
     srv, state, ca_file = await _tls_server(tmp_path, ("localhost",))
-    client = SafePoster(allow_private_networks=True, ca_file=str(ca_file))
+    client = HttpClient(allow_private_networks=True, ca_file=str(ca_file))
     try:
         assert (await client.post(f"https://localhost:{state.port}/ok", b"{}", {})).status == 204
         assert (await client.post(f"https://localhost:{state.port}/ok", b"{}", {})).status == 204
@@ -158,7 +159,7 @@ async def test_https_is_verified_against_the_trusted_ca(tmp_path: Path) -> None:
     finally:
         await client.aclose()
         srv.close()
-    untrusted = SafePoster(allow_private_networks=True)  # the system CAs only
+    untrusted = HttpClient(allow_private_networks=True)  # the system CAs only
     srv, state, _ = await _tls_server(tmp_path / "other", ("localhost",))
     try:
         with pytest.raises(FetchRefused):
