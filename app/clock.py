@@ -11,3 +11,8 @@ from app.domain.milliseconds import to_ms
 def now_ms() -> int:
     """Milliseconds since the epoch, now."""
     return to_ms(time.time())
+
+
+def elapsed_ms(started: float) -> int:
+    """Whole milliseconds since ``started``, a ``time.perf_counter()`` reading."""
+    return to_ms(time.perf_counter() - started)

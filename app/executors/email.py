@@ -9,6 +9,7 @@ from typing import Any
 
 import aiosmtplib
 
+from app.clock import elapsed_ms
 from app.executors.base import Attempt
 
 # CR, LF and every other control character a header must not carry: C0, DEL, C1 (NEL among them)
@@ -66,18 +67,16 @@ class EmailExecutor:
                 password=self._password,
             )
         except aiosmtplib.SMTPRecipientsRefused as exc:
-            return Attempt(error=f"every recipient refused: {exc}", permanent=True, duration_ms=_ms(started))
+            return Attempt(error=f"every recipient refused: {exc}", permanent=True, duration_ms=elapsed_ms(started))
         except aiosmtplib.SMTPResponseException as exc:
             # 5xx replies are permanent (RFC 5321 §4.2.1); 4xx are transient and retried.
-            return Attempt(status_code=exc.code, error=exc.message, permanent=exc.code >= 500, duration_ms=_ms(started))
+            return Attempt(
+                status_code=exc.code, error=exc.message, permanent=exc.code >= 500, duration_ms=elapsed_ms(started)
+            )
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-            return Attempt(error=f"{type(exc).__name__}: {exc}", duration_ms=_ms(started))
+            return Attempt(error=f"{type(exc).__name__}: {exc}", duration_ms=elapsed_ms(started))
         refused = ", ".join(sorted(errors)) if errors else None
-        return Attempt(status_code=250, error=None, duration_ms=_ms(started), headers={"refused": refused or ""})
+        return Attempt(status_code=250, error=None, duration_ms=elapsed_ms(started), headers={"refused": refused or ""})
 
     async def aclose(self) -> None:
         return None
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from app.domain.milliseconds import to_ms
 from app.domain.push import apns_request, expired, fcm_payload, push_content, remaining_ttl
 from app.executors.base import Attempt
 
@@ -32,7 +33,7 @@ class OutboxPushExecutor:
         content = item["content"]
         c = push_content(push_record(item), str(content.get("topic_name") or ""), item["decision"])
         now = time.time()
-        accepted_ms, now_ms = int(item["accepted_ms"]), int(now * 1000)
+        accepted_ms, now_ms = int(item["accepted_ms"]), to_ms(now)
         if expired(accepted_ms, c.time_to_live, now_ms):
             return Attempt(error="time_to_live passed before it could be sent", expired=True)
         # The providers count a TTL from when they get it: hand them what is left (a retry comes later).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from app.clock import elapsed_ms
 from app.domain.webhooks import webhook_headers
 from app.executors.base import Attempt
 from app.net.client import HttpClient
@@ -49,12 +50,8 @@ class WebhookExecutor:
         try:
             result = await self._fetcher.post(str(content["url"]), body, headers)
         except FetchRefused as exc:  # a refused target is final; a timeout or a failed connection is retried
-            return Attempt(error=exc.reason, permanent=isinstance(exc, TargetRefused), duration_ms=_ms(started))
-        return Attempt(status_code=result.status, headers=result.headers, duration_ms=_ms(started))
+            return Attempt(error=exc.reason, permanent=isinstance(exc, TargetRefused), duration_ms=elapsed_ms(started))
+        return Attempt(status_code=result.status, headers=result.headers, duration_ms=elapsed_ms(started))
 
     async def aclose(self) -> None:
         await self._fetcher.aclose()
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
