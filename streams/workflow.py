@@ -14,9 +14,9 @@ from typing import Any
 from app.domain.control import ControlDecision
 from app.domain.filters import site_matches
 from app.domain.sharing import targeted
+from app.domain.topic_config import TopicConfig, WorkflowConfig
 from app.domain.webhooks import webhook_body
 from app.domain.workflow import action_effect_id, mode_matches, release_reaches, render_template, stamped
-from app.store.workflows import TopicConfig, WorkflowConfig
 
 
 @dataclass(slots=True)
