@@ -116,6 +116,18 @@ async def process_batch(events: list[Any]) -> None:
             if done.decided:
                 rec, outputs = done.decided[-1]
                 mirrors[key] = (outputs.trace, rec)
+    await _deliver_and_write(outbox, written, mirrors)
+    skipped += progress.skipped
+    if skipped:
+        log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
+
+
+async def _deliver_and_write(
+    outbox: Outbox,
+    written: dict[bytes, tuple[Any, StoredControl]],
+    mirrors: dict[bytes, tuple[dict[str, Any], dict[str, Any]]],
+) -> None:
+    """Send the batch's outputs and wait for the broker, then write the states (module docstring)."""
     for key, (trace, rec) in mirrors.items():
         # The newest state of each key in this batch, for the control_state route (stored by the trace sink).
         trace["control_state"] = state_mirror(key.decode(), written[key][1], rec)
@@ -130,9 +142,6 @@ async def process_batch(events: list[Any]) -> None:
     for partition, offset in progress.seeks_due().items():
         if not await seek_back(publish_topic, partition, offset):
             progress.forget(partition)
-    skipped += progress.skipped
-    if skipped:
-        log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
 
 
 async def _decoded(event: Any) -> dict[str, Any] | None:
@@ -141,7 +150,9 @@ async def _decoded(event: Any) -> dict[str, Any] | None:
         record: dict[str, Any] = decode(event.value)
         if not isinstance(record["id"], str):
             raise TypeError("the record id is not a string")
-        record["organization_id"], record["topic_id"]
+        for name in ("organization_id", "topic_id"):
+            if name not in record:
+                raise KeyError(name)  # the same reason as a lookup's
         record["accepted_ms"] = int(record["accepted_ms"])
     except (ValueError, KeyError, TypeError) as exc:
         await send_dead_letter("control", event, f"undecodable publish record: {exc}")
