@@ -24,10 +24,11 @@ system-deps: ## Install Java 17, Maven and PostgreSQL if missing (Debian, as roo
 run: $(STAMP) system-deps ## Run broker, database, API and worker on the embedded defaults (Ctrl-C stops all)
 	$(BIN)/tocsin run
 
-lint: $(STAMP) ## ruff (lint + format check) and mypy --strict
+lint: $(STAMP) ## ruff (lint + format check), mypy --strict and the layout's import contracts (pyproject.toml)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 unit: $(STAMP) ## Only the fast tests that need no broker or database server
 	$(BIN)/python -m pytest -q tests/unit

@@ -23,9 +23,9 @@ from starlette.types import Message, Receive, Scope, Send
 from api.errors import UNEXPECTED, describe
 from api.routes.publish import accept_publish
 from api.state import ApiState
-from app import logfmt, metrics
 from app.domain.client_address import Network, client_address
 from app.domain.ids import new_id
+from app.observability import logfmt, metrics
 
 log = logging.getLogger(__name__)
 access_log = logging.getLogger("tocsin.access")

@@ -29,11 +29,11 @@ from api.routes import (
     workflows,
 )
 from api.state import ApiState, new_producer, new_publisher, record_token_use, tune_gc
-from app.config_cache import TTLCache, follow_changes
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, load_signing_keys
+from app.kafka.config_changes import TTLCache, follow_changes
 from app.settings import Settings, get_settings
 from app.store import retention
 from app.store.db import create_engine, sessionmaker

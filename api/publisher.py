@@ -5,7 +5,7 @@ An idempotent producer alone cannot give the spec's rule ("any status but 202 me
 accepted"): after a produce timeout the record may still sit in the producer's buffer or in the
 broker's socket buffer, be written later and be decided, while the publisher, told 503, sends it
 again. Here every publish of a replica joins the next transaction of a transactional producer;
-the worker reads committed records only (app/faust_app.py), so a record of a transaction that is
+the worker reads committed records only (app/kafka/app.py), so a record of a transaction that is
 not committed is never decided.
 
 Each of ``lanes`` producers (transactional ids ``<id>-0``, ``<id>-1``, …) has one task that runs
@@ -40,10 +40,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from app import metrics
 from app.errors import Unavailable
-from app.partitioner import KeyPartitioner
-from app.records import TX_HEADER
+from app.kafka.partitioner import KeyPartitioner
+from app.kafka.records import TX_HEADER
+from app.observability import metrics
 
 log = logging.getLogger(__name__)
 

@@ -17,12 +17,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from api.publisher import TransactionalPublisher
-from app.config_cache import TTLCache, announce_change
 from app.domain.limits import ConfigLimits, PublishLimits
 from app.domain.principal import Principal
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
-from app.partitioner import KeyPartitioner
+from app.kafka.config_changes import TTLCache, announce_change
+from app.kafka.partitioner import KeyPartitioner
 from app.settings import Settings
 from app.store.models import AccessToken
 

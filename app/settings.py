@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     retention_batch_size: int = Field(default=1000, ge=1, le=100_000)
     # Event control (worker).
     worker_data_dir: Path | None = None  # RocksDB tables; default var_dir/worker/worker_id
-    # How long the worker's consumer lets the broker hold a fetch (Faust hard-codes 1,500 ms; see app/faust_app.py).
+    # How long the worker's consumer lets the broker hold a fetch (Faust hard-codes 1,500 ms; see app/kafka/app.py).
     # How often the worker commits consumer offsets: a restart re-reads at most this much (deduplicated).
     worker_commit_seconds: float = Field(default=1.0, gt=0, le=300)
     worker_fetch_wait_ms: int = Field(default=100, ge=10, le=5000)

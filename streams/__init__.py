@@ -1,1 +1,1 @@
-"""Faust agents. Importing this package registers every agent on ``app.faust_app.app``."""
+"""Faust agents. Importing this package registers every agent on ``app.kafka.app.app``."""

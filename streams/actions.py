@@ -20,15 +20,15 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from app import metrics
 from app.domain.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.webhooks import Outcome, Verdict, classify, delay_levels, level_for
 from app.executors.base import Attempt, Executor
-from app.faust_app import action_topics, app, raw_topic, settings
-from app.records import encode
+from app.kafka.app import action_topics, app, raw_topic, settings
+from app.kafka.records import encode
+from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
+from app.observability import metrics
 from app.store.db import when_available
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
-from app.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from streams.batches import decode_items, store_batch
 from streams.resources import resources
 

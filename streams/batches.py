@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 from aiokafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError
 
-from app import metrics
 from app.domain.webhooks import RetrySchedule
-from app.faust_app import dead_letter_topic
-from app.records import decode, encode
+from app.kafka.app import dead_letter_topic
+from app.kafka.records import decode, encode
+from app.observability import metrics
 from app.store.db import database_unavailable, when_available
 from streams.outbox import items_of
 

@@ -28,8 +28,8 @@ from app.domain.ids import new_id
 from app.domain.pipeline import StoredControl, process, reads_state, state_mirror
 from app.domain.pipeline import tick_record as _tick_record
 from app.domain.workflow_stage import WorkflowOutputs
-from app.faust_app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
-from app.records import decode, encode
+from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
+from app.kafka.records import decode, encode
 from streams import decision_log
 from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from app import metrics
-from app.faust_app import dead_letter_topic
-from app.records import encode
+from app.kafka.app import dead_letter_topic
+from app.kafka.records import encode
+from app.observability import metrics
 
 log = logging.getLogger(__name__)
 

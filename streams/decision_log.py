@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from app import logfmt, metrics
-from app.faust_app import settings
+from app.kafka.app import settings
+from app.observability import logfmt, metrics
 
 log = logging.getLogger("streams.control")
 

@@ -18,9 +18,9 @@ from functools import partial
 from typing import Any
 
 from app.domain.workflow_stage import accepted_step, trace_record
-from app.faust_app import app, idempotency_topic, publish_topic, settings, traces_topic
-from app.partitioner import KeyPartitioner
-from app.records import decode, encode
+from app.kafka.app import app, idempotency_topic, publish_topic, settings, traces_topic
+from app.kafka.partitioner import KeyPartitioner
+from app.kafka.records import decode, encode
 from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox

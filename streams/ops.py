@@ -7,9 +7,9 @@ import asyncio
 import logging
 from typing import Any
 
-from app import metrics
-from app.faust_app import app
-from app.health import OK, broker_check, database_check
+from app.kafka.app import app
+from app.observability import metrics
+from app.observability.health import OK, broker_check, database_check
 from streams.resources import resources
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ Transactions: the API writes publishes in Kafka transactions (api/publisher.py) 
 reads committed records only, so every transaction leaves one offset with no record (its commit
 marker) in each partition it wrote, after its last record there. A seek back for each would cost
 a round trip per transaction. Each such record carries a ``tx`` header ``{index}/{count}``
-(app/records.py); when the agent applies the last one of its transaction in the partition, one
+(app/kafka/records.py); when the agent applies the last one of its transaction in the partition, one
 marker is owed there. A jump of ``k`` offsets with ``k`` at most the markers owed is passed at
 once (``owed -= k``): the markers follow their transaction's last record, and a record lost to
 the consumer would not be one of them. Any other jump (an aborted transaction's records and its
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from app import metrics
-from app.records import closes_transaction
+from app.kafka.records import closes_transaction
+from app.observability import metrics
 from streams.dead_letter import send_dead_letter
 from tables.codecs import PROGRESS_KEY, dump_progress
 from tables.control import generation, read_progress, use_event, write_values

@@ -6,12 +6,12 @@ from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app.config_cache import TTLCache
 from app.domain.topic_config import TopicConfig
 from app.executors.base import Executor
 from app.executors.email import EmailExecutor
 from app.executors.push import OutboxPushExecutor
 from app.executors.webhook import WebhookExecutor
+from app.kafka.config_changes import TTLCache
 from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker, when_available
 from app.store.workflows import load_topic_config

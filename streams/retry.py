@@ -17,9 +17,9 @@ import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
-from app.records import decode
+from app.kafka.records import decode
+from app.kafka.topics import ACTIONS, retry_topics
 from app.settings import Settings
-from app.topics import ACTIONS, retry_topics
 
 log = logging.getLogger(__name__)
 

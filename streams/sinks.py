@@ -7,7 +7,7 @@ import logging
 import time
 from typing import Any
 
-from app.faust_app import app, incident_actions_topic, settings, traces_topic
+from app.kafka.app import app, incident_actions_topic, settings, traces_topic
 from app.store.results import apply_incident_actions, record_trace_steps, upsert_control_views
 from streams.batches import decode_items, store_batch
 from streams.resources import resources

@@ -6,10 +6,10 @@ import asyncio
 import logging
 from pathlib import Path
 
-from app.config_cache import follow_changes
-from app.faust_app import app, settings
-from app.logthrottle import throttle_library_logs
-from app.topics import ensure_topics_when_reachable
+from app.kafka.app import app, settings
+from app.kafka.config_changes import follow_changes
+from app.kafka.topics import ensure_topics_when_reachable
+from app.observability.logthrottle import throttle_library_logs
 from streams import actions, control, idempotency, ops, sinks
 from streams.resources import resources
 from streams.retry import RetryScheduler

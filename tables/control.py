@@ -18,8 +18,8 @@ from aiokafka.errors import IllegalStateError
 from faust.streams import _current_event
 from faust.types import TP
 
-from app import topics
-from app.faust_app import app, settings
+from app.kafka import topics
+from app.kafka.app import app, settings
 from tables.codecs import PROGRESS_KEY, load_progress_state
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.kafka_local import LocalKafka
-from app.postgres_local import LocalPostgres, find_pg_bin
+from devstack.kafka import LocalKafka
+from tests.support.postgres_local import LocalPostgres, find_pg_bin
 from tests.support.scaling import Churn, assert_no_gaps, churn_workers
 from tests.support.stack import Stack
 

@@ -12,12 +12,12 @@ from api.models import Out, Timestamp
 from api.pages import Page, PageDep, page
 from app.domain.principal import Principal
 from app.errors import Conflict, NotFound
-from app.records import encode
+from app.kafka.records import encode
+from app.kafka.topics import ACTIONS
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.models import Delivery, PushNotification
 from app.store.workflows import list_in_org
-from app.topics import ACTIONS
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["deliveries"])
 

@@ -16,7 +16,6 @@ from api.guard import ensure_can_act_as
 from api.models import Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
-from app import metrics
 from app.domain.federation import InvalidCredential, compile_condition, validate_subject_filter
 from app.domain.ids import new_id
 from app.domain.principal import Principal
@@ -24,6 +23,7 @@ from app.domain.rate_limit import retry_after_header
 from app.errors import InvalidInput, NotFound
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
 from app.identity.federation import RateLimited
+from app.observability import metrics
 from app.store import audit
 from app.store.accounts import load_principal, utcnow
 from app.store.models import Account, ExchangeAttempt, FederatedCredential

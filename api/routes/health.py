@@ -12,8 +12,8 @@ from pydantic import Field
 from api.deps import get_state
 from api.models import Out
 from api.responses import json_response
-from app import metrics
-from app.health import OK, broker_check, database_check
+from app.observability import metrics
+from app.observability.health import OK, broker_check, database_check
 
 router = APIRouter(tags=["health"])
 

@@ -29,14 +29,14 @@ from api.limits import limits_exceeded
 from api.models import Out
 from api.responses import json_response
 from api.state import ApiState, TopicRef
-from app import records
 from app.domain.control import policy_type
 from app.domain.ids import new_id
 from app.domain.limits import publish_violations
 from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record, state_key
 from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
+from app.kafka import records
+from app.kafka.topics import IDEMPOTENCY, PUBLISH
 from app.store.workflows import find_topic
-from app.topics import IDEMPOTENCY, PUBLISH
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
 

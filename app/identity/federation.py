@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.config_cache import TTLCache
 from app.domain.federation import compile_condition
 from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
@@ -33,6 +32,7 @@ from app.identity.exchange import (
 from app.identity.fetch import FetchRefused, SafeFetcher
 from app.identity.jwks import JwksCache, parse_jwks
 from app.identity.signing_keys import SigningKeys
+from app.kafka.config_changes import TTLCache
 from app.settings import Settings
 from app.store.models import Account, ExchangeAttempt, FederatedCredential
 

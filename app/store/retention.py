@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, delete, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app import logfmt
+from app.observability import logfmt
 from app.settings import Settings
 from app.store.models import AuditEntry, EventTraceStep, ExchangeAttempt, PushNotification
 

@@ -15,7 +15,7 @@ import pytest
 
 from api.main import create_app
 from app.domain.tokens import generate_token
-from app.kafka_local import LocalKafka
+from devstack.kafka import LocalKafka
 from tests.support.db import expired_owner_token, insert_incident
 from tests.support.stack import ROOT, Stack
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from app.kafka_local import LocalKafka
+from devstack.kafka import LocalKafka
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.kafka

@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.ids import new_id
-from app.kafka_local import LocalKafka
 from app.store.models import FederatedCredential
+from devstack.kafka import LocalKafka
 from tests.support import oidc_issuer as idp
 from tests.support.db import in_db
 from tests.support.stack import Stack, wait_for

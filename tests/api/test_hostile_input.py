@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.kafka_local import LocalKafka
+from devstack.kafka import LocalKafka
 from tests.support.db import insert_incident
 from tests.support.stack import Stack
 

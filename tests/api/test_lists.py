@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.ids import new_id
-from app.kafka_local import LocalKafka
 from app.store.models import FederatedCredential, Incident, IncidentEvent
+from devstack.kafka import LocalKafka
 from tests.support.db import in_db, insert_incident
 from tests.support.stack import Stack
 

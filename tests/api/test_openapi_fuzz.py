@@ -32,8 +32,8 @@ from schemathesis.engine import Status, events
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.ids import new_id
-from app.kafka_local import LocalKafka
 from app.store.models import Delivery, FederatedCredential
+from devstack.kafka import LocalKafka
 from tests.support.db import in_db, insert_incident
 from tests.support.stack import Stack
 

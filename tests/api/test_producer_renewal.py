@@ -14,9 +14,9 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError, OutOfOrderSequenceNumber
 
 from api.state import ApiState, new_producer
-from app.kafka_local import LocalKafka
+from app.kafka.topics import PUBLISH, ensure_topics
 from app.settings import Settings
-from app.topics import PUBLISH, ensure_topics
+from devstack.kafka import LocalKafka
 
 pytestmark = pytest.mark.kafka
 

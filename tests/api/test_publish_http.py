@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from app.domain.tokens import generate_token
-from app.kafka_local import LocalKafka
+from devstack.kafka import LocalKafka
 from tests.support.db import expired_owner_token
 from tests.support.stack import Stack
 

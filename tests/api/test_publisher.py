@@ -10,7 +10,7 @@ from typing import Any
 
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
-from app.records import closes_transaction
+from app.kafka.records import closes_transaction
 
 TOPIC = "t.publish"
 

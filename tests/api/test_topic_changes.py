@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.kafka_local import LocalKafka
+from devstack.kafka import LocalKafka
 from tests.support.stack import ROOT, Stack
 
 pytestmark = pytest.mark.kafka

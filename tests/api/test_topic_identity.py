@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain import iam
-from app.kafka_local import LocalKafka
 from app.store import accounts
+from devstack.kafka import LocalKafka
 from tests.support.db import in_db
 from tests.support.stack import Stack
 

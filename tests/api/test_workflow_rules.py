@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from app.domain.webhooks import new_secret
-from app.kafka_local import LocalKafka
+from devstack.kafka import LocalKafka
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.kafka

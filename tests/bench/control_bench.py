@@ -22,11 +22,11 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from app import records
 from app.domain.ids import new_id
 from app.domain.publish import PublishRequest, publish_record, state_key
+from app.kafka import records
+from app.kafka.topics import PUBLISH
 from app.settings import Settings
-from app.topics import PUBLISH
 from tests.support.stack import ROOT, Stack
 from tests.support.workflows import setup_topic
 

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from app.faust_app import app, publish_topic, raw_topic
+from app.kafka.app import app, publish_topic, raw_topic
 
 PASSTHROUGH_TOPIC = "bench-passthrough"
 
@@ -104,8 +104,8 @@ if __name__ == "__main__":
 
     from faust.worker import Worker
 
-    from app.faust_app import settings
-    from app.topics import ensure_topics
+    from app.kafka.app import settings
+    from app.kafka.topics import ensure_topics
 
     os.makedirs(app.conf.datadir, exist_ok=True)
     asyncio.run(ensure_topics(settings))

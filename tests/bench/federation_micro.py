@@ -1,16 +1,19 @@
-"""Micro-benchmarks of the token exchange, next to one bare RS256 verification timed the same way:
+"""Micro-benchmarks of the token exchange, next to one PyJWT decode timed the same way:
 
 - the exchange handler's own CPU (``Federation.exchange``: rate limits, cached credential,
-  cached JWKS, PyJWT checks, a four-clause CEL condition, minting the access token);
-  target ≤ 5 x one bare RS256 verification (cryptography, the same key and token);
-- PyJWT's decode alone, and the CEL condition alone.
+  cached JWKS, PyJWT's verification, a four-clause CEL condition, minting the access token);
+  target ≤ 1.5 x one ``jwt.decode`` of the same token with the same key (signature, exp, iss,
+  aud): the handler verifies with PyJWT too, so what it adds is the exchange's own work;
+- one bare RS256 verification (cryptography) and the CEL condition alone, for scale.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import jwt
@@ -31,7 +34,27 @@ CONDITION = (
     'repository_owner == "o" && ref.startsWith("refs/heads/") && '
     'environment in ["prod", "staging"] && !(event_name == "pull_request")'
 )
-TARGET_RATIO = 5.0
+TARGET_RATIO = 1.5
+BATCH = 10  # handler calls per event-loop entry
+
+
+def _timed_alternately(
+    first: Callable[[], object], second: Callable[[], object], rounds: int, batch: int, per: int = 1
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``_timed`` of both, their batches alternating: a ratio of the two is not a ratio of two
+    moments of a machine whose cores other processes share."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for call, kept in zip((first, second), samples, strict=True):
+            start = time.perf_counter_ns()
+            for _ in range(batch):
+                call()
+            kept.append((time.perf_counter_ns() - start) / batch / per / 1000)
+    figures = []
+    for kept in samples:
+        kept.sort()
+        figures.append({"p50_us": statistics.median(kept), "p99_us": kept[int(len(kept) * 0.99)]})
+    return figures[0], figures[1]
 
 
 def section_federation(_bench: Any = None) -> dict[str, Any]:
@@ -86,52 +109,60 @@ def section_federation(_bench: Any = None) -> dict[str, Any]:
         loop.run_until_complete(federation.exchange("cred_bench", form, "127.0.0.1"))  # warm the JWKS cache
         federation._attempts.clear()
 
-        def exchange() -> None:
-            loop.run_until_complete(federation.exchange("cred_bench", form, "127.0.0.1"))
-            federation._attempts.clear()
+        async def exchanges() -> None:
+            # A batch per event-loop entry: in the API the handler is awaited in a running loop, so
+            # entering the loop (run_until_complete, ~7 µs here) is the harness's cost, not the handler's.
+            for _ in range(BATCH):
+                await federation.exchange("cred_bench", form, "127.0.0.1")
+                federation._attempts.clear()
 
-        handler = _timed(exchange, rounds=200, batch=10)
+        def exchange() -> None:
+            loop.run_until_complete(exchanges())
+
+        def decode_batch() -> None:
+            for _ in range(BATCH):
+                jwt.decode(token, public, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
+
+        handler, decode = _timed_alternately(exchange, decode_batch, rounds=400, batch=1, per=BATCH)
         loop_cost = _timed(lambda: loop.run_until_complete(asyncio.sleep(0)), rounds=200, batch=10)
     finally:
         loop.close()
     bare = _timed(bare_verify, rounds=200, batch=10)
-    decode = _timed(
-        lambda: jwt.decode(token, public, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER), rounds=200, batch=10
-    )
     cel_cost = _timed(lambda: condition.evaluate(claims), rounds=500, batch=20)
-    ratio = handler["p50_us"] / bare["p50_us"]
+    ratio = handler["p50_us"] / decode["p50_us"]
     return {
         "bare_rs256_verify": bare,
         "pyjwt_decode": decode,
         "cel_four_clauses": cel_cost,
         "exchange_handler": {
             **handler,
-            "ratio_to_bare_verify": ratio,
+            "ratio_to_pyjwt_decode": ratio,
             "target_ratio": TARGET_RATIO,
             "met": ratio <= TARGET_RATIO,
             "exchanges_per_second_one_core": 1e6 / handler["p50_us"],
-            "includes_run_until_complete_us": loop_cost["p50_us"],
+            "run_until_complete_us_per_batch": loop_cost["p50_us"],
+            "calls_per_loop_entry": BATCH,
         },
     }
 
 
 def render_federation(fig: dict[str, Any]) -> list[str]:
-    bare = fig["bare_rs256_verify"]["p50_us"]
+    decode = fig["pyjwt_decode"]["p50_us"]
     h = fig["exchange_handler"]
-    rows = ["Token exchange (p50 / p99 per call, µs; ratio to one bare RS256 verification)"]
+    rows = ["Token exchange (p50 / p99 per call, µs; ratio to one PyJWT decode of the same token)"]
     for key, label in (
+        ("pyjwt_decode", "PyJWT decode (baseline)"),
         ("bare_rs256_verify", "bare RS256 verify (cryptography)"),
-        ("pyjwt_decode", "PyJWT decode"),
         ("cel_four_clauses", "CEL condition, four clauses"),
         ("exchange_handler", "exchange handler"),
     ):
         f = fig[key]
-        rows.append(f"  {label:<36} {f['p50_us']:8.1f} / {f['p99_us']:8.1f}   x{f['p50_us'] / bare:5.2f}")
+        rows.append(f"  {label:<36} {f['p50_us']:8.1f} / {f['p99_us']:8.1f}   x{f['p50_us'] / decode:5.2f}")
     verdict = "met" if h["met"] else "MISSED"
     rows.append(
-        f"  handler ≤ {h['target_ratio']:.0f} x bare verify: {verdict}; "
+        f"  handler ≤ {h['target_ratio']:.1f} x PyJWT decode: {verdict} (x{h['ratio_to_pyjwt_decode']:.2f}); "
         f"≈ {h['exchanges_per_second_one_core']:,.0f} exchanges/s of one core "
-        f"(includes {h['includes_run_until_complete_us']:.1f} µs of event-loop call overhead)"
+        f"(one event-loop entry, {h['run_until_complete_us_per_batch']:.1f} µs, per {h['calls_per_loop_entry']} calls)"
     )
     return rows
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from api.deps import authenticate
 from api.state import ApiState
-from app.config_cache import TTLCache
 from app.domain import iam
 from app.domain.principal import Principal
 from app.domain.tokens import generate_token
+from app.kafka.config_changes import TTLCache
 from app.settings import Settings
 
 ORG = "org_01bench00000000000000000000"

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import psutil
 
-from app.kafka_local import LocalKafka, free_port
+from devstack.kafka import LocalKafka, free_port
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam

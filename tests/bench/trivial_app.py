@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
-    # the same settings as app.cli.cmd_api (log level aside: nothing is logged per request there either)
+    # the same settings as app.cli.api.cmd_api (log level aside: nothing is logged per request there either)
     uvicorn.run(
         "tests.bench.trivial_app:app",
         host=args.host,

@@ -26,8 +26,8 @@ from aiokafka import AIOKafkaConsumer
 from standardwebhooks.webhooks import Webhook
 
 from app.domain.webhooks import new_secret
-from app.kafka_local import free_port
-from app.smtp_sink import SinkController
+from devstack.kafka import free_port
+from devstack.smtp_sink import SinkController
 from tests.support.effects import listen, timeline_entries
 from tests.support.scaling import decision_lines
 from tests.support.stack import ROOT, Stack, wait_for

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from app.domain.tokens import generate_token
-from app.kafka_local import LocalKafka
-from app.postgres_local import LocalPostgres, find_pg_bin
+from devstack.kafka import LocalKafka
 from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher
+from tests.support.postgres_local import LocalPostgres, find_pg_bin
 from tests.support.scaling import assert_no_gaps
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
@@ -117,7 +117,7 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
             assert stack.api is not None and stack.api.poll() is None, "the API was not restarted"
             assert stack.workers[0].poll() is None, "the worker was not restarted"
             # aiokafka logs every failed connect and metadata refresh (60,000 lines in this outage
-            # before app/logthrottle.py): one line per kind and 10 s now, plus a count
+            # before app/observability/logthrottle.py): one line per kind and 10 s now, plus a count
             logs = {"api": stack.var_dir / "api.log", "worker": stack.worker_logs[0]}
             library_lines = {name: _aiokafka_errors(log) for name, log in logs.items()}
             assert all(n < 300 for n in library_lines.values()), library_lines

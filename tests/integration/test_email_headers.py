@@ -13,8 +13,8 @@ import uvloop
 
 from app.domain.workflow import render_template
 from app.executors.email import EmailExecutor, header_value
-from app.kafka_local import free_port
-from app.smtp_sink import MailDir, SinkController
+from devstack.kafka import free_port
+from devstack.smtp_sink import MailDir, SinkController
 
 CONTROLS = [
     "\r",

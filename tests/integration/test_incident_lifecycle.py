@@ -14,10 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.domain.incidents import IncidentStep, incident_step
-from app.postgres_local import LocalPostgres
 from app.store import results
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import Incident, IncidentEvent
+from tests.support.postgres_local import LocalPostgres
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

@@ -11,8 +11,8 @@ import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from app.kafka_local import LocalKafka
-from app.postgres_local import LocalPostgres, find_pg_bin
+from devstack.kafka import LocalKafka
+from tests.support.postgres_local import LocalPostgres, find_pg_bin
 
 
 def _port_closed(host: str, port: int) -> bool:

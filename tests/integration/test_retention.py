@@ -19,11 +19,11 @@ import pytest
 from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.postgres_local import LocalPostgres
 from app.settings import Settings
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import AuditEntry, EventTraceStep, ExchangeAttempt, PushNotification
 from app.store.retention import purge, purge_older_than
+from tests.support.postgres_local import LocalPostgres
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -11,8 +11,8 @@ from typing import Any
 import uvloop
 from aiosmtpd.controller import Controller
 
-from app.kafka_local import free_port
-from app.smtp_sink import MailDir, SinkController
+from devstack.kafka import free_port
+from devstack.smtp_sink import MailDir, SinkController
 
 
 def _stop_with_a_client_connected(controller_class: type[Controller], directory: Path) -> list[BaseException]:

@@ -12,10 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.domain.tokens import token_hash
-from app.postgres_local import LocalPostgres
 from app.store import accounts, results
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import AccessToken
+from tests.support.postgres_local import LocalPostgres
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

@@ -12,8 +12,8 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from app.postgres_local import LocalPostgres
 from app.store.db import alembic_config, create_engine, migrate
+from tests.support.postgres_local import LocalPostgres
 
 OLD_FIELDS = [
     {"id": "mag", "path": "mag", "values": [{"type": "number", "operators": ["==", ">=", "between", "LIKE"]}]},

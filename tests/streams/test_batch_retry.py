@@ -14,7 +14,7 @@ import pytest
 from aiokafka.errors import KafkaConnectionError
 
 import streams.batches
-from app import metrics
+from app.observability import metrics
 from streams import control, idempotency
 from streams.batches import process_until_done
 

@@ -156,7 +156,7 @@ async def test_the_agent_dead_letters_an_unreadable_state_and_counts_it(monkeypa
     dead-letter topic with the key and the reason, the metric counts it, and the key starts empty."""
     import streams.control
     import streams.dead_letter
-    from app import metrics
+    from app.observability import metrics
 
     sent: list[tuple[bytes | None, dict[str, object]]] = []
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app import metrics
+from app.observability import metrics
 from streams.progress import MAX_SEEKS, RESEEK_AFTER_S, PartitionProgress
 from tables.codecs import PROGRESS_KEY, dump_progress, load_progress, load_progress_state
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 
 from app.identity.signing_keys import DEFAULT_KEY_FILE
-from app.kafka_local import free_port
+from devstack.kafka import free_port
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]

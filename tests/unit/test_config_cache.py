@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
-from app.config_cache import TTLCache
-from app.partitioner import KeyPartitioner
+from app.kafka.config_changes import TTLCache
+from app.kafka.partitioner import KeyPartitioner
 
 
 class Clock:

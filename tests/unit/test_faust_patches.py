@@ -3,6 +3,7 @@ structures: a commit moves only through acknowledged offsets from the committed 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections import defaultdict
 from typing import Any, NamedTuple
@@ -151,3 +152,55 @@ def test_a_partition_no_longer_assigned_is_left_to_its_new_owner(monkeypatch: An
         now[0] = step * STALL_SECONDS
         assert guard.new_offset(consumer, consumer.tp, ORIGINAL_NEW_OFFSET) is None
     assert sent == [] and guard.stalled == {}
+
+
+class FakeAiokafkaThread:
+    """aiokafka's ``fetched_records`` as the consumer thread runs it: an empty set of partitions
+    means every partition; records handed out have their positions moved past them. While it
+    waits, Faust pauses the only active partition (the end of a changelog recovery)."""
+
+    def __init__(self, consumer: Any, buffered: dict[Any, list[int]]) -> None:
+        self.consumer = consumer
+        self.buffered = buffered
+        self.handed_out: dict[Any, list[int]] = {}
+
+    async def getmany(self, active_partitions: Any, timeout: float) -> dict[Any, list[int]]:  # noqa: ASYNC109 - Faust's signature
+        self.consumer.pause_partitions({CHANGELOG_TP})  # Faust empties its live active set meanwhile
+        out = {tp: offsets for tp, offsets in self.buffered.items() if not active_partitions or tp in active_partitions}
+        for tp in out:
+            self.handed_out[tp] = self.buffered.pop(tp)
+        return out
+
+
+CHANGELOG_TP = TP("t.w.control-state-changelog", 0)
+PUBLISH_TP = TP("t.publish", 0)
+
+
+def _delegate_consumer() -> Any:
+    """The attributes ``Consumer._wait_next_records`` reads, on Faust's own aiokafka consumer class."""
+    from faust.transport.drivers.aiokafka import Consumer
+
+    consumer: Any = object.__new__(Consumer)
+    consumer.flow_active = True
+    consumer.not_waiting_next_records = asyncio.Event()
+    consumer.app = type("App", (), {"client_only": False})()
+    consumer._active_partitions = {CHANGELOG_TP}
+    consumer._paused_partitions = {PUBLISH_TP}
+    return consumer
+
+
+def test_a_pause_during_a_fetch_hands_out_no_record_of_a_partition_not_asked_for() -> None:
+    from app.faust_patches import install
+    from app.settings import Settings
+
+    install(Settings())
+    consumer = _delegate_consumer()
+    consumer._thread = thread = FakeAiokafkaThread(consumer, {PUBLISH_TP: [6, 7, 8], CHANGELOG_TP: [40]})
+    records, active = asyncio.run(consumer._wait_next_records(1.0))
+    # Faust's getmany yields a record only if its partition is in ``active``; any other record
+    # handed out by aiokafka is lost (its position moved past it). Faust's own code handed
+    # aiokafka the live set, emptied by the pause: the publish records 6..8 came out and were skipped.
+    skipped = {tp: offsets for tp, offsets in thread.handed_out.items() if tp not in active}
+    assert skipped == {}, f"records handed out and skipped by getmany: {skipped}"
+    assert records == {CHANGELOG_TP: [40]}
+    assert thread.buffered == {PUBLISH_TP: [6, 7, 8]}  # still in aiokafka's buffer, delivered once resumed

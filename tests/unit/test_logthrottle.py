@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from app.logthrottle import AIOKAFKA_LOGGERS, RepeatFilter, throttle_library_logs
+from app.observability.logthrottle import AIOKAFKA_LOGGERS, RepeatFilter, throttle_library_logs
 
 
 class Clock:

@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app import records
 from app.domain import iam
 from app.domain.federation import InvalidCredential, compile_condition, subject_matches, validate_subject_filter
 from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
@@ -33,6 +32,7 @@ from app.domain.limits import PublishLimits, publish_violations
 from app.domain.notification import NotificationObject
 from app.domain.publish import PublishRequest, publish_record
 from app.domain.workflow import render_template
+from app.kafka import records
 from tests.support.bounds import bounded
 
 T = TypeVar("T")

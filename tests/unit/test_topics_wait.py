@@ -8,9 +8,9 @@ import logging
 import pytest
 from aiokafka.errors import KafkaConnectionError
 
-import app.topics
+import app.kafka.topics
+from app.kafka.topics import BrokerNotReady, ensure_topics_when_reachable
 from app.settings import Settings
-from app.topics import BrokerNotReady, ensure_topics_when_reachable
 
 SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1")
 
@@ -27,8 +27,8 @@ def _scripted(monkeypatch: pytest.MonkeyPatch, outcomes: list[BaseException | No
     async def no_wait(delay: float) -> None:
         waits.append(delay)
 
-    monkeypatch.setattr(app.topics, "ensure_topics", ensure)
-    monkeypatch.setattr(app.topics.asyncio, "sleep", no_wait)
+    monkeypatch.setattr(app.kafka.topics, "ensure_topics", ensure)
+    monkeypatch.setattr(app.kafka.topics.asyncio, "sleep", no_wait)
     return waits
 
 
@@ -46,7 +46,7 @@ async def test_each_kind_of_unreachable_broker_is_waited_for(
         None,
     ]
     waits = _scripted(monkeypatch, outcomes)
-    with caplog.at_level(logging.WARNING, logger="app.topics"):
+    with caplog.at_level(logging.WARNING, logger="app.kafka.topics"):
         await ensure_topics_when_reachable(SETTINGS)
     assert outcomes == []
     assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]

@@ -15,9 +15,9 @@ from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from app.records import encode
+from app.kafka.records import encode
+from app.kafka.topics import CONFIG_CHANGES
 from app.settings import Settings
-from app.topics import CONFIG_CHANGES
 
 log = logging.getLogger(__name__)
 

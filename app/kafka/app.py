@@ -11,8 +11,9 @@ from typing import Any
 import faust
 import mode.loop
 
-from app import faust_patches, topics
-from app.partitioner import KeyPartitioner
+from app import faust_patches
+from app.kafka import topics
+from app.kafka.partitioner import KeyPartitioner
 from app.settings import get_settings
 
 mode.loop.use("uvloop")
@@ -30,7 +31,7 @@ app = faust.App(
     store="rocksdb://",
     datadir=str(settings.worker_data_path),
     topic_partitions=settings.publish_partitions,
-    # Faust declares no topic (app/topics.py creates them all, replicated); the replication factor is
+    # Faust declares no topic (app/kafka/topics.py creates them all, replicated); the replication factor is
     # still what Faust would give its own internal topics (changelogs, the leader-assignor topic).
     topic_allow_declare=False,
     topic_replication_factor=settings.replication_factor,
@@ -61,7 +62,7 @@ app = faust.App(
 
 
 def raw_topic(name: str) -> Any:
-    """A topic of raw bytes (values are JSON encoded by ``app.records``)."""
+    """A topic of raw bytes (values are JSON encoded by ``app.kafka.records``)."""
     return app.topic(
         settings.topic(name),
         key_type=bytes,

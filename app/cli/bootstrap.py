@@ -1,0 +1,28 @@
+"""``tocsin bootstrap --org NAME``: an organization with an owner account (also ``tocsin run``'s first start)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from app.cli.migrate import cmd_migrate
+from app.settings import Settings
+
+
+async def bootstrap_organization(settings: Settings, org_name: str, only_if_empty: bool) -> dict[str, str] | None:
+    from app.store.accounts import bootstrap, count_organizations
+    from app.store.db import create_engine, sessionmaker
+
+    engine = create_engine(settings.effective_database_url)
+    try:
+        async with sessionmaker(engine).begin() as session:
+            if only_if_empty and await count_organizations(session):
+                return None
+            return await bootstrap(session, org_name)
+    finally:
+        await engine.dispose()
+
+
+def cmd_bootstrap(settings: Settings, org_name: str) -> None:
+    cmd_migrate(settings)
+    print(json.dumps(asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=False))), flush=True)

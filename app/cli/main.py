@@ -1,0 +1,65 @@
+"""``tocsin run | api | worker | kafka | migrate | purge | bootstrap``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from app.cli.api import cmd_api
+from app.cli.bootstrap import cmd_bootstrap
+from app.cli.kafka import cmd_kafka
+from app.cli.migrate import cmd_migrate
+from app.cli.purge import cmd_purge
+from app.cli.run import cmd_run
+from app.cli.worker import cmd_worker
+from app.identity.signing_keys import SigningKeyError
+from app.settings import Settings, get_settings
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="tocsin", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="broker + migrations + api + worker")
+    run.add_argument("--org", default="Tocsin")
+    sub.add_parser("api", help="the HTTP API (uvicorn)")
+    sub.add_parser("worker", help="the Faust worker")
+    kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
+    kafka.add_argument("--nodes", type=int, default=1, help="brokers (each also a controller); 3: replicated")
+    sub.add_parser("migrate", help="bring the database schema up to date")
+    sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
+    boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
+    boot.add_argument("--org", required=True)
+    args = parser.parse_args(argv)
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        problems = "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
+        raise SystemExit(f"tocsin: configuration refused: {problems}") from None
+    Path(settings.var_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        _dispatch(args, settings)
+    except SigningKeyError as exc:
+        raise SystemExit(f"tocsin: {exc} (see README, Configuration)") from None
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
+    if args.command == "run":
+        cmd_run(settings, args.org)
+    elif args.command == "api":
+        cmd_api(settings)
+    elif args.command == "worker":
+        cmd_worker(settings)
+    elif args.command == "kafka":
+        cmd_kafka(settings, args.nodes)
+    elif args.command == "migrate":
+        cmd_migrate(settings)
+    elif args.command == "purge":
+        cmd_purge(settings)
+    elif args.command == "bootstrap":
+        cmd_bootstrap(settings, args.org)
+
+
+if __name__ == "__main__":
+    main()

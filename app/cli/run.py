@@ -1,0 +1,102 @@
+"""``tocsin run`` (what ``make run`` calls): the local broker and SMTP sink (devstack/), migrations,
+bootstrap on first start, API and worker; Ctrl-C stops them all.
+
+The one product module that starts development infrastructure: its imports of ``devstack`` are an
+exception the import-linter contracts name (pyproject.toml)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+
+from app.cli.bootstrap import bootstrap_organization
+from app.cli.common import say, signing_keys
+from app.cli.kafka import local_kafka
+from app.cli.migrate import cmd_migrate
+from app.settings import Settings
+
+
+def _wait_ready(url: str, procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for proc in procs:
+            if proc.poll() is not None:
+                raise SystemExit(f"tocsin: {proc.args!r} exited with {proc.returncode} during start")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass  # not listening yet: poll again until the deadline
+        time.sleep(0.2)
+    raise SystemExit(f"tocsin: {url} not ready after {timeout:.0f}s")
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def cmd_run(settings: Settings, org_name: str) -> None:
+    """Broker, migrations, bootstrap on first start, API and worker; Ctrl-C stops them all."""
+    from devstack.kafka import LocalKafka
+    from devstack.smtp_sink import SmtpSink
+
+    kafka = local_kafka(settings)
+    assert isinstance(kafka, LocalKafka)
+    mail_dir = settings.var_dir.resolve() / "mail"
+    sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
+    procs: list[subprocess.Popen[bytes]] = []
+    stopping = False
+    signing_keys(settings)  # created once here, before the API replicas that read it start
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        kafka.start()
+        sink.start()
+        say(f"SMTP sink on {settings.smtp_host}:{settings.smtp_port}, mail kept in {mail_dir}")
+        cmd_migrate(settings)
+        created = asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=True))
+        env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
+        # Webhooks to a local receiver need an explicit, narrow allowance (never private networks):
+        # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (README, Configuration).
+        if settings.loopback_targets:
+            say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
+        for role in ("api", "worker"):
+            say(f"starting {role}")
+            procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
+        base = f"http://{settings.api_host}:{settings.api_port}"
+        _wait_ready(f"{base}/readyz", procs, timeout=120)
+        if created is not None:
+            print(json.dumps(created), flush=True)
+        else:
+            say("database already bootstrapped (tocsin bootstrap --org NAME makes another organization)")
+        say(f"ready: API on {base} (docs {base}/docs), worker running; Ctrl-C stops everything")
+        while not stopping and all(p.poll() is None for p in procs):
+            time.sleep(0.3)
+        if not stopping:
+            say("a process exited; stopping the rest")
+    finally:
+        say("stopping")
+        _stop(procs)
+        sink.stop()
+        kafka.stop()
+        say("stopped")

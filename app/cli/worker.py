@@ -1,0 +1,11 @@
+"""``tocsin worker``: the Faust worker."""
+
+from __future__ import annotations
+
+from app.settings import Settings
+
+
+def cmd_worker(_settings: Settings) -> None:
+    from streams.worker import run_worker
+
+    run_worker()

@@ -1,0 +1,2 @@
+"""Observability: metrics (metrics.py), structured log lines (logfmt.py, logthrottle.py), health checks
+(health.py)."""

@@ -1,0 +1,69 @@
+"""The product never imports the tests (issue 17, item 3): every module of app, api, streams and tables,
+read as source (so an import inside a function or under TYPE_CHECKING counts too)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("app", "api", "streams", "tables")
+
+
+def _imported(tree: ast.AST, module: str) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    package = module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the module's own package
+                parts = package.split(".")
+                base = ".".join([*parts[: len(parts) - node.level + 1], *([base] if base else [])])
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}".lstrip(".")) for alias in node.names]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in {
+            "import_module",
+            "__import__",
+        }:
+            found += [(node.lineno, arg.value) for arg in node.args[:1] if isinstance(arg, ast.Constant)]
+    return [(line, name) for line, name in found if isinstance(name, str)]
+
+
+def _modules() -> list[tuple[Path, str]]:
+    modules = []
+    for top in PRODUCT:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules.append((path, ".".join(parts)))
+    return modules
+
+
+def test_the_product_imports_nothing_from_tests() -> None:
+    modules = _modules()
+    assert {name.split(".")[0] for _, name in modules} == set(PRODUCT), "a product package has no module"
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path, module in modules
+        for line, name in _imported(ast.parse(path.read_text(), str(path)), module)
+        if name == "tests" or name.startswith("tests.")
+    ]
+    assert offenders == []
+
+
+def test_the_check_sees_every_kind_of_import() -> None:
+    source = (
+        "import tests.support.db\n"
+        "from tests.support import stack\n"
+        "from tests import bench\n"
+        "def f():\n"
+        "    import importlib\n"
+        "    return importlib.import_module('tests.bench.run')\n"
+    )
+    names = {name for _, name in _imported(ast.parse(source), "app.cli.main")}
+    assert {"tests.support.db", "tests.support", "tests.bench", "tests.bench.run"} <= names
+    relative = {name for _, name in _imported(ast.parse("from ..store import db"), "app.cli.main")}
+    assert "app.store.db" in relative
