@@ -114,7 +114,8 @@ def _resume_streams_after_seek() -> None:
 def _fetch_what_was_asked() -> None:
     """2d: the active partitions a fetch asks for, copied when it starts."""
     consumer_class = faust_consumer.ThreadDelegateConsumer
-    getmany, wait_next_records = consumer_class._getmany, consumer_class._wait_next_records
+    getmany: Any = consumer_class._getmany
+    wait_next_records: Any = consumer_class._wait_next_records
 
     async def getmany_of_a_copy(self: Any, active_partitions: Any, timeout: float) -> Any:  # noqa: ASYNC109 - Faust's signature
         asked = frozenset(active_partitions) if active_partitions is not None else None
