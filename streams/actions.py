@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from app.domain.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.delivery_verdicts import DeliveryOutcome as Outcome
 from app.domain.delivery_verdicts import Verdict, classify
 from app.domain.retry_schedule import delay_levels, level_for
@@ -41,7 +42,6 @@ config_changes = raw_topic(CONFIG_CHANGES)
 _LEVELS = delay_levels(settings.retry_schedule)
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
 DELIVERY_ACTORS = 4
-FINAL = frozenset({"DELIVERED", "DEAD", "DISABLED", "EXPIRED", "REFUSED"})
 
 
 class RecentAttempts:
@@ -65,21 +65,6 @@ class RecentAttempts:
 
 
 recent = RecentAttempts()
-
-
-def attempt_key(item: dict[str, Any]) -> tuple[str, int, int]:
-    return (str(item["effect_id"]), int(item.get("replay", 0)), int(item["attempt"]))
-
-
-def already_attempted(item: dict[str, Any], state: tuple[str, int, int] | None) -> bool:
-    """Whether ``item`` is a redelivery: its delivery (status, attempts, replays) has moved past it."""
-    if state is None:
-        return False
-    status, attempts, replays = state
-    replay = int(item.get("replay", 0))
-    if replays != replay:
-        return replays > replay
-    return status in FINAL or attempts >= int(item["attempt"])
 
 
 def verdict_of(attempt: Attempt, number: int, now_s: float) -> Outcome:
@@ -153,16 +138,12 @@ async def deliver_batch(executor: Executor, values: list[Any]) -> None:
     for r in results:
         if r.outcome.verdict is Verdict.RETRY:
             delay = r.outcome.delay_s or 0.0
-            level = level_for(delay, _LEVELS)
-            nxt = {
-                **r.item,
-                "kind": executor.kind,
-                "attempt": int(r.item["attempt"]) + 1,
-                "due_ms": int((time.time() + delay) * 1000),
-            }
-            pending.append(await retry_topics[level].send(key=r.item["effect_id"].encode(), value=encode(nxt)))
+            nxt = retry_item(r.item, executor.kind, delay, time.time())
+            pending.append(
+                await retry_topics[level_for(delay, _LEVELS)].send(key=r.item["effect_id"].encode(), value=encode(nxt))
+            )
         elif r.outcome.verdict is Verdict.DEAD:
-            dead = {**r.item, "kind": executor.kind, "reason": r.outcome.reason}
+            dead = dead_item(r.item, executor.kind, r.outcome.reason)
             pending.append(await dead_letter.send(key=r.item["effect_id"].encode(), value=encode(dead)))
     if pending:
         await asyncio.gather(*pending)

@@ -17,6 +17,7 @@ import logging
 from functools import partial
 from typing import Any
 
+from app.domain.workflow_stage import accepted_step, trace_record
 from app.kafka.app import app, idempotency_topic, publish_topic, settings, traces_topic
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import decode, encode
@@ -24,7 +25,6 @@ from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
 from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
-from streams.workflow import accepted_step, trace_record
 from tables.codecs import StoredKey, UnreadableValue, dump_key, is_progress_key, load_key
 from tables.control import (
     active_partitions,

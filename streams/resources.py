@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.domain.topic_config import TopicConfig
 from app.executors.base import Executor
 from app.executors.email import EmailExecutor
 from app.executors.push import OutboxPushExecutor
@@ -13,7 +14,7 @@ from app.executors.webhook import WebhookExecutor
 from app.kafka.config_changes import TTLCache
 from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker, when_available
-from app.store.workflows import TopicConfig, load_topic_config
+from app.store.workflows import load_topic_config
 
 
 class WorkerResources:

@@ -10,22 +10,10 @@ from typing import Any
 import orjson
 
 from app.domain.control import STATE_VERSION, ControlState
+from app.domain.pipeline import StoredControl
 from app.errors import TocsinError
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredControl:
-    """A control state as stored: ``offset`` is the publish-topic offset of the last record
-    applied to it (a redelivered record at or below it was applied, and its outputs delivered,
-    before the state was written), ``seq`` counts the records applied, ``due_ms`` is when the
-    auto-resolve timer must tick (computed with the policy at write time)."""
-
-    state: ControlState
-    offset: int = -1
-    seq: int = 0
-    due_ms: int | None = None
 
 
 def dump_control(stored: StoredControl) -> bytes:

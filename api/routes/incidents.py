@@ -311,6 +311,6 @@ async def get_event_trace(
         "id": event_id,
         "organization_id": org_id,
         "accepted_at": iso(steps[0].recorded_at),
-        # a receiving organization's workflows step is stored as "workflows@<its id>" (streams/workflow.py)
+        # a receiving organization's workflows step is stored as "workflows@<its id>" (app/domain/workflow_stage.py)
         "steps": [{"step": s.step.partition("@")[0], **s.detail} for s in steps],
     }

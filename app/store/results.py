@@ -1,5 +1,6 @@
 """Results people query — incidents, their timelines, event traces — written in batches
-by the worker's sinks, deduplicated on effect ids."""
+by the worker's sinks, deduplicated on effect ids. What incidents an action creates, updates,
+resolves or follows up is decided in app/domain/episodes.py; this module only persists it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.delivery_verdicts import DeliveryOutcome as WebhookOutcome
+from app.domain.episodes import FoundIncident, episode_keys, plan_incident_actions, publisher_event_ids
 from app.domain.ids import new_id
-from app.domain.incidents import IncidentStep, incident_step
 from app.domain.publish import state_key
 from app.executors.base import Attempt
 from app.store.models import (
@@ -49,87 +50,60 @@ class SinkOutcome:
 
 
 async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> SinkOutcome:
-    """Create, update or resolve incidents for a batch of RUN_OPERATION_BOOK effects, in order.
-
-    One incident per workflow and control episode (``episode_key``): the NOTIFY that opens an
-    episode creates it, a later NOTIFY adds a timeline entry, RESOLVE marks it RESOLVED; a NOTIFY
-    after the incident was resolved (by a person) opens a new one, linked from the old one's
-    timeline (``FOLLOWED_UP``), and the episode's later actions go to the new one. Single
-    events (BYPASS, DELTA) create one each, or update the open incident of the same publisher
-    ``event.id``. Each effect id becomes a timeline entry id, so an effect seen before (a
-    redelivery after a worker restart) is counted as a duplicate and changes nothing.
-    """
+    """Persist what a batch of RUN_OPERATION_BOOK effects does to incidents, in order (the
+    episode rules: app/domain/episodes.py). An effect seen before changes nothing."""
     ids = [a["effect_id"] for a in actions]
     seen = set((await session.scalars(select(IncidentEvent.id).where(IncidentEvent.id.in_(ids)))).all())
     open_by_event = await _open_incidents(session, actions)
     by_episode = await _episode_incidents(session, actions)
-    created = updated = duplicates = 0
-    incidents: list[Incident] = []
-    entries: list[IncidentEvent] = []
-    for action in actions:
-        eff = action["effect_id"]
-        if eff in seen:
-            duplicates += 1
-            continue
-        seen.add(eff)
-        when = _ts(action["accepted_ms"])
-        publisher_id = action.get("publisher_event_id")
-        episode = action.get("episode_key")
-        wf = action["workflow_id"]
-        if episode:
-            incident = by_episode.get((episode, wf))
-        else:
-            incident = open_by_event.get((wf, publisher_id)) if publisher_id else None
-        step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
-        if step is IncidentStep.NOTHING:
-            continue  # no incident in this episode (e.g. the workflow was added after it opened)
-        if step is IncidentStep.RELEASE and incident is not None:
-            if incident.status != "RESOLVED":
-                incident.status = "RESOLVED"
-                incident.resolved_at = when
-            entries.append(
-                _entry(eff, incident.id, "RESOLVED", f"released: {action.get('reason') or 'resolved'}", action)
-            )
-            updated += 1
-            continue
-        if step is IncidentStep.UPDATE and incident is not None:
-            entries.append(_entry(eff, incident.id, "UPDATED", _update_message(action), action))
-            updated += 1
-            continue
-        resolved = incident if step is IncidentStep.FOLLOW_UP else None
-        incident = Incident(
-            id="inc_" + eff.partition("_")[2],
-            organization_id=action["organization_id"],
-            title=action["title"],
-            status="OPEN",
-            operation_book_id=action["operation_book_id"],
-            workflow_id=wf,
-            topic_id=action["topic_id"],
-            partition_key=action.get("partition_key"),
-            event_id=publisher_id,
-            server_event_id=action["event_id"],
-            mode=action["mode"],
-            member_user_ids=action.get("member_user_ids", []),
-            member_group_ids=action.get("member_group_ids", []),
-            created_at=when,
-            resolved_at=None,
-            episode_key=episode,
-        )
-        incidents.append(incident)
-        if episode:
-            by_episode[(episode, wf)] = incident
-        elif publisher_id:
-            open_by_event[(wf, publisher_id)] = incident
-        created += 1
-        entries.append(_entry(eff, incident.id, "CREATED", action["title"], action))
-        if resolved is not None:  # the old incident's timeline links to the new one
-            message = f"a NOTIFY after this incident was resolved opened {incident.id}"
-            entries.append(_entry(_link_id(eff), resolved.id, "FOLLOWED_UP", message, action))
+    found = {i.id: i for i in (*open_by_event.values(), *by_episode.values())}
+    plan = plan_incident_actions(
+        actions,
+        seen,
+        {k: FoundIncident(i.id, i.status) for k, i in by_episode.items()},
+        {k: FoundIncident(i.id, i.status) for k, i in open_by_event.items()},
+    )
+    incidents = [_incident(incident_id, action) for incident_id, action in plan.created]
+    found.update((i.id, i) for i in incidents)
+    for incident_id, at_ms in plan.resolved.items():
+        found[incident_id].status, found[incident_id].resolved_at = "RESOLVED", _ts(at_ms)
     session.add_all(incidents)
     await session.flush()
-    session.add_all(entries)
+    session.add_all(
+        IncidentEvent(
+            id=e.id,
+            incident_id=e.incident_id,
+            kind=e.kind,
+            message=e.message,
+            server_event_id=e.server_event_id,
+            created_at=_ts(e.at_ms),
+        )
+        for e in plan.entries
+    )
     await session.flush()
-    return SinkOutcome(created=created, updated=updated, duplicates=duplicates)
+    return SinkOutcome(created=len(plan.created), updated=plan.updated, duplicates=plan.duplicates)
+
+
+def _incident(incident_id: str, action: dict[str, Any]) -> Incident:
+    """The incident an action opens."""
+    return Incident(
+        id=incident_id,
+        organization_id=action["organization_id"],
+        title=action["title"],
+        status="OPEN",
+        operation_book_id=action["operation_book_id"],
+        workflow_id=action["workflow_id"],
+        topic_id=action["topic_id"],
+        partition_key=action.get("partition_key"),
+        event_id=action.get("publisher_event_id"),
+        server_event_id=action["event_id"],
+        mode=action["mode"],
+        member_user_ids=action.get("member_user_ids", []),
+        member_group_ids=action.get("member_group_ids", []),
+        created_at=_ts(action["accepted_ms"]),
+        resolved_at=None,
+        episode_key=action.get("episode_key"),
+    )
 
 
 async def resolve_episode_incidents(session: AsyncSession, topic_id: str, message: str, author_id: str) -> int:
@@ -158,32 +132,11 @@ async def resolve_episode_incidents(session: AsyncSession, topic_id: str, messag
     return len(rows)
 
 
-def _link_id(effect_id: str) -> str:
-    """The id of the link entry a follow-up incident's effect adds to the old incident."""
-    return "lnk_" + effect_id.partition("_")[2]
-
-
-def _entry(effect_id: str, incident_id: str, kind: str, message: str, action: dict[str, Any]) -> IncidentEvent:
-    return IncidentEvent(
-        id=effect_id,
-        incident_id=incident_id,
-        kind=kind,
-        message=message,
-        server_event_id=action["event_id"],
-        created_at=_ts(action["accepted_ms"]),
-    )
-
-
-def _update_message(action: dict[str, Any]) -> str:
-    reason = action.get("reason")
-    return f"{action['title']} ({reason})" if reason and action.get("episode_key") else action["title"]
-
-
 async def _episode_incidents(
     session: AsyncSession, actions: Sequence[dict[str, Any]]
 ) -> dict[tuple[str, str], Incident]:
     """Incidents of the batch's episodes, by (episode, workflow), in one query."""
-    episodes = {a["episode_key"] for a in actions if a.get("episode_key")}
+    episodes = episode_keys(actions)
     if not episodes:
         return {}
     rows = await session.scalars(
@@ -194,9 +147,7 @@ async def _episode_incidents(
 
 async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], Incident]:
     """Single events: open incidents by (workflow, publisher ``event.id``), in one query per batch."""
-    publisher_ids = {
-        a["publisher_event_id"] for a in actions if a.get("publisher_event_id") and not a.get("episode_key")
-    }
+    publisher_ids = publisher_event_ids(actions)
     if not publisher_ids:
         return {}
     rows = await session.scalars(

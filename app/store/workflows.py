@@ -1,15 +1,15 @@
-"""Workflow topics, operation books and workflows: CRUD and the worker's config snapshot."""
+"""Workflow topics, operation books and workflows: CRUD and loading the worker's config snapshot
+(``TopicConfig``, a domain type: app/domain/topic_config.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.filters import CompiledFilter, InvalidFilter, compile_filter
 from app.domain.sharing import OrgRelations, may_receive
+from app.domain.topic_config import TopicConfig, WorkflowConfig, compiled_filter
 from app.store.models import DisabledEndpoint, OperationBook, Organization, Workflow, WorkflowTopic
 
 
@@ -64,35 +64,10 @@ async def list_in_org(
     return rows[:limit], next_cursor
 
 
-@dataclass(frozen=True)
-class WorkflowConfig:
-    id: str
-    name: str
-    mode: str
-    filter: dict[str, Any] | None
-    sites: list[Any] | None
-    actions: list[dict[str, Any]]
-    # The filter compiled against the topic's fields when the configuration was loaded; None with
-    # ``filter_error`` when the topic's fields changed since and the filter no longer fits them.
-    compiled: CompiledFilter | None = None
-    filter_error: str | None = None
-    # Webhook actions (by index) disabled after a 410 Gone, until the workflow is updated.
-    disabled_actions: frozenset[int] = frozenset()
-    # The organization the workflow belongs to (another one than the topic's when shared), and
-    # why it may no longer receive the topic (sharing changed since it subscribed), if so.
-    organization_id: str = ""
-    receive_error: str | None = None
-
-
 def workflow_config(
     w: Workflow, fields: list[dict[str, Any]], disabled: frozenset[int], receive_error: str | None = None
 ) -> WorkflowConfig:
-    compiled: CompiledFilter | None = None
-    error: str | None = None
-    try:
-        compiled = compile_filter(w.filter, fields)
-    except InvalidFilter as exc:
-        error = "; ".join(f"{path}: {message}" for path, message in exc.errors)
+    compiled, error = compiled_filter(w.filter, fields)
     return WorkflowConfig(
         w.id,
         w.name,
@@ -106,18 +81,6 @@ def workflow_config(
         w.organization_id,
         receive_error,
     )
-
-
-@dataclass(frozen=True)
-class TopicConfig:
-    """What the agents need to know about one topic, loaded once and cached."""
-
-    org_id: str
-    topic_id: str
-    key: str
-    spec: dict[str, Any]
-    workflows: tuple[WorkflowConfig, ...]
-    books: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 async def load_topic_config(session: AsyncSession, org_id: str, topic_id: str) -> TopicConfig | None:

@@ -61,7 +61,7 @@ def done(n: int) -> None:
 if mode == "control":
     import streams.control as control
 
-    process_batch, run_workflows = control.process_batch, control.run_workflows
+    process_batch, process = control.process_batch, control.process
 
     async def counted_batch(events: list[Any]) -> None:
         begin()
@@ -69,14 +69,15 @@ if mode == "control":
         await process_batch(events)
         done(len(events))
 
-    def counted_workflows(record: dict[str, Any], cfg: Any, episode_workflows: Any = ()) -> Any:
-        outputs = run_workflows(record, cfg, episode_workflows)
-        counts[record["decision"]] += 1
-        counts["actions"] += len(outputs.actions)
-        return outputs
+    def counted_process(*args: Any, **kwargs: Any) -> Any:
+        result = process(*args, **kwargs)
+        for record, outputs in result.decided:
+            counts[record["decision"]] += 1
+            counts["actions"] += len(outputs.actions)
+        return result
 
     control.process_batch = counted_batch  # type: ignore[assignment]
-    control.run_workflows = counted_workflows  # type: ignore[assignment]
+    control.process = counted_process
 elif mode == "passthrough":
     out = raw_topic(PASSTHROUGH_TOPIC)
 

@@ -8,11 +8,13 @@ import orjson
 import pytest
 
 from app.domain.control import ControlDecision, ControlState, Policy
-from streams.control import DueIndex, apply_policy, release_record, tick_record
+from app.domain.pipeline import StoredControl, apply_policy, release_record
+from app.domain.workflow_stage import episode_key
+from streams.control import tick_record
+from streams.control_caches import DueIndex
 from streams.idempotency import Expiry
 from streams.outbox import chunks, items_of
-from streams.workflow import episode_key
-from tables.codecs import StoredControl, StoredKey, UnreadableValue, dump_control, dump_key, load_control, load_key
+from tables.codecs import StoredKey, UnreadableValue, dump_control, dump_key, load_control, load_key
 
 METRIC = Policy.from_profile(
     {

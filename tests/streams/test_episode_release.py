@@ -12,11 +12,11 @@ import pytest
 
 from app.domain.control import ControlDecision, ControlState, Policy, joined
 from app.domain.filters import compile_filter
+from app.domain.pipeline import StoredControl, apply_policy
+from app.domain.topic_config import TopicConfig, WorkflowConfig
 from app.domain.workflow import release_reaches
-from app.store.workflows import TopicConfig, WorkflowConfig
-from streams.control import apply_policy
-from streams.workflow import run_workflows
-from tables.codecs import StoredControl, dump_control, load_control
+from app.domain.workflow_stage import run_workflows
+from tables.codecs import dump_control, load_control
 
 FIELDS: list[dict[str, Any]] = [
     {"id": "level", "path": "level", "values": [{"type": "number"}]},

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.domain.control import Policy
+from app.domain.pipeline import StoredControl, apply_policy
 from app.domain.publish import idempotency_stage_key, state_key
-from streams.control import apply_policy, tick_record
-from tables.codecs import StoredControl
+from streams.control import tick_record
 
 ORG, TOPIC = "org_1", "wtp_1"
 POLICIES = {

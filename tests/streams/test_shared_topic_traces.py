@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.domain.filters import compile_filter
-from app.store.workflows import TopicConfig, WorkflowConfig
-from streams.workflow import run_workflows
+from app.domain.topic_config import TopicConfig, WorkflowConfig
+from app.domain.workflow_stage import run_workflows
 
 FIELDS: list[dict[str, Any]] = [{"id": "level", "path": "level", "values": [{"type": "number"}]}]
 SECRET_THRESHOLD = 4242

@@ -1,8 +1,9 @@
-"""The workflow stage: for a decided event, run the topic's workflows — mode, filter, actions —
-and build the event's trace. It runs inside the control agent's loop (same key, same
-partition) and returns what to send; the agent sends a batch's outputs together (a separate
-agent behind a topic of decisions cost one more produce and consume per event, for no
-isolation gained)."""
+"""The workflow stage: for a decided event, run the topic's workflows — mode, sharing, sites,
+filter, actions — and build the event's trace. Pure: it returns what to send. The per-event
+pipeline (app/domain/pipeline.py) runs it after the control stage, inside the control agent's
+loop (same key, same partition); the agent sends a batch's outputs together (a separate agent
+behind a topic of decisions cost one more produce and consume per event, for no isolation
+gained)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from typing import Any
 from app.domain.control import ControlDecision
 from app.domain.filters import site_matches
 from app.domain.sharing import targeted
+from app.domain.topic_config import TopicConfig, WorkflowConfig
 from app.domain.webhooks import webhook_body
 from app.domain.workflow import action_effect_id, mode_matches, release_reaches, render_template, stamped
-from app.store.workflows import TopicConfig, WorkflowConfig
 
 
 @dataclass(slots=True)

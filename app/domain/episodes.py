@@ -1,0 +1,129 @@
+"""Incidents of control episodes: what a batch of incident actions (RUN_OPERATION_BOOK effects)
+does — create, update, resolve, reopen as a follow-up — given the incidents the store found.
+The store persists the plan and decides nothing (app/store/results.py).
+
+One incident per workflow and control episode (``episode_key``): the NOTIFY that opens an
+episode creates it, a later NOTIFY adds a timeline entry, RESOLVE marks it RESOLVED; a NOTIFY
+after the incident was resolved (by a person) opens a new one, linked from the old one's
+timeline (``FOLLOWED_UP``), and the episode's later actions go to the new one. Single events
+(BYPASS, DELTA) create one each, or update the open incident of the same publisher ``event.id``.
+Each effect id becomes a timeline entry id, so an effect seen before (a redelivery after a
+worker restart) is counted as a duplicate and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.domain.incidents import IncidentStep, incident_step
+
+
+@dataclass(frozen=True, slots=True)
+class FoundIncident:
+    """An incident as the rules need it: its id and status."""
+
+    id: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    """One entry of an incident's timeline; its id is the effect's (or the link's) id."""
+
+    id: str
+    incident_id: str
+    kind: str  # CREATED | UPDATED | RESOLVED | FOLLOWED_UP
+    message: str
+    server_event_id: str
+    at_ms: int
+
+
+@dataclass(slots=True)
+class EpisodePlan:
+    """What to persist for a batch: the incidents to create (their id and the action opening
+    each), the incidents to mark RESOLVED (id → when; created ones included), the timeline
+    entries in order, and the counts the sink reports."""
+
+    created: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    resolved: dict[str, int] = field(default_factory=dict)
+    entries: list[TimelineEntry] = field(default_factory=list)
+    updated: int = 0
+    duplicates: int = 0
+
+
+def episode_keys(actions: Iterable[dict[str, Any]]) -> set[str]:
+    """The episodes whose incidents the store must find for ``actions`` (all, resolved ones too)."""
+    return {a["episode_key"] for a in actions if a.get("episode_key")}
+
+
+def publisher_event_ids(actions: Iterable[dict[str, Any]]) -> set[str]:
+    """The publisher ``event.id``s of the single events among ``actions``, whose OPEN incidents
+    (outside any episode) the store must find."""
+    return {a["publisher_event_id"] for a in actions if a.get("publisher_event_id") and not a.get("episode_key")}
+
+
+def plan_incident_actions(
+    actions: Sequence[dict[str, Any]],
+    seen: set[str],
+    by_episode: dict[tuple[str, str], FoundIncident],
+    open_by_event: dict[tuple[str, str], FoundIncident],
+) -> EpisodePlan:
+    """The plan for ``actions``, in order: ``seen`` are the effect ids already in a timeline,
+    ``by_episode`` the newest incident of each (episode, workflow), ``open_by_event`` the open
+    incident of each (workflow, publisher event id) of a single event. Actions of the batch see
+    what the earlier ones did (an incident created, or resolved, by an earlier action)."""
+    plan = EpisodePlan()
+    seen = set(seen)
+    by_episode, open_by_event = dict(by_episode), dict(open_by_event)
+    for action in actions:
+        eff = action["effect_id"]
+        if eff in seen:
+            plan.duplicates += 1
+            continue
+        seen.add(eff)
+        at_ms = int(action["accepted_ms"])
+        publisher_id = action.get("publisher_event_id")
+        episode = action.get("episode_key")
+        wf = action["workflow_id"]
+        found_in, found_key = (by_episode, (episode, wf)) if episode else (open_by_event, (wf, publisher_id or ""))
+        incident = found_in.get(found_key) if episode or publisher_id else None
+        step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
+        if step is IncidentStep.NOTHING:
+            continue  # no incident in this episode (e.g. the workflow was added after it opened)
+        if step is IncidentStep.RELEASE and incident is not None:
+            if incident.status != "RESOLVED":
+                plan.resolved[incident.id] = at_ms
+                found_in[found_key] = FoundIncident(incident.id, "RESOLVED")
+            message = f"released: {action.get('reason') or 'resolved'}"
+            plan.entries.append(_entry(eff, incident.id, "RESOLVED", message, action))
+            plan.updated += 1
+            continue
+        if step is IncidentStep.UPDATE and incident is not None:
+            plan.entries.append(_entry(eff, incident.id, "UPDATED", _update_message(action), action))
+            plan.updated += 1
+            continue
+        new = FoundIncident("inc_" + eff.partition("_")[2], "OPEN")
+        plan.created.append((new.id, action))
+        if episode or publisher_id:
+            found_in[found_key] = new
+        plan.entries.append(_entry(eff, new.id, "CREATED", action["title"], action))
+        if step is IncidentStep.FOLLOW_UP and incident is not None:  # the old incident's timeline links to the new one
+            message = f"a NOTIFY after this incident was resolved opened {new.id}"
+            plan.entries.append(_entry(_link_id(eff), incident.id, "FOLLOWED_UP", message, action))
+    return plan
+
+
+def _link_id(effect_id: str) -> str:
+    """The id of the link entry a follow-up incident's effect adds to the old incident."""
+    return "lnk_" + effect_id.partition("_")[2]
+
+
+def _entry(effect_id: str, incident_id: str, kind: str, message: str, action: dict[str, Any]) -> TimelineEntry:
+    return TimelineEntry(effect_id, incident_id, kind, message, action["event_id"], int(action["accepted_ms"]))
+
+
+def _update_message(action: dict[str, Any]) -> str:
+    reason = action.get("reason")
+    return f"{action['title']} ({reason})" if reason and action.get("episode_key") else action["title"]
