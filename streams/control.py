@@ -38,16 +38,8 @@ from streams.outbox import Outbox
 from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
 from streams.resources import resources
 from tables.codecs import UnreadableValue, dump_control, load_control
-from tables.control import (
-    active_partitions,
-    control_states,
-    generation,
-    read_progress,
-    read_value,
-    seek_back,
-    use_event,
-    write_values,
-)
+from tables.control import control_states
+from tables.control import worker_consumer as source
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +77,7 @@ def _log_lag(events: list[Any]) -> None:
 
 async def process_batch(events: list[Any]) -> None:
     _log_lag(events)
-    batch_generation = generation()
+    batch_generation = source.generation()
     state_cache.check(batch_generation)
     progress.start_batch(batch_generation)
     decision_log.start_batch()
@@ -95,7 +87,7 @@ async def process_batch(events: list[Any]) -> None:
     views = state_cache.views
     skipped = 0
     for event in events:
-        use_event(event)  # table reads and writes use the current event's partition
+        source.use_event(event)  # table reads and writes use the current event's partition
         if progress.admit(event, _stored_progress) is not Admit.APPLY:
             continue
         record = await _decoded(event)
@@ -134,13 +126,13 @@ async def _deliver_and_write(
     decision_log.flush_decision_log()
     await outbox.deliver()
     states = [(event, key, dump_control(stored)) for key, (event, stored) in written.items()]
-    await write_values(control_states, states + progress.markers())
+    await control_states.write(states + progress.markers())
     progress.batch_written()
     for key, (_event, stored) in written.items():
         due_index.update(key, stored.due_ms)
         state_cache.put(key, stored)
     for partition, offset in progress.seeks_due().items():
-        if not await seek_back(publish_topic, partition, offset):
+        if not await source.seek_back(publish_topic, partition, offset):
             progress.forget(partition)
 
 
@@ -170,7 +162,7 @@ async def _state_of(event: Any, key: bytes, written: dict[bytes, tuple[Any, Stor
 
 
 def _stored_progress() -> tuple[int, int] | None:
-    return read_progress(control_states)
+    return control_states.progress()
 
 
 skip_record = partial(dead_letter_and_pass, "control", progress, control_states)
@@ -179,7 +171,7 @@ skip_record = partial(dead_letter_and_pass, "control", progress, control_states)
 async def read_state(event: Any, key: bytes) -> StoredControl | None:
     """The stored state of ``key`` (the current event's partition); an unreadable one is
     dead-lettered with the reason and the key starts from empty state."""
-    raw = read_value(control_states, key)
+    raw = control_states.get(key)
     try:
         return load_control(raw)
     except UnreadableValue as exc:
@@ -207,7 +199,7 @@ def tick_record(key: bytes, now_ms: int) -> dict[str, Any]:
 @app.timer(interval=settings.control_tick_seconds)  # type: ignore[untyped-decorator]  # faust ships no type hints
 async def auto_resolve_ticks() -> None:
     """Send a tick for every state of this worker's partitions whose auto-resolve time has come."""
-    assignment = active_partitions(publish_topic)
+    assignment = source.active_partitions(publish_topic)
     if assignment != due_index.assignment:
         log.info("control: active partitions %s", sorted(assignment))
         due_index.rebuild(assignment, control_states.items())

@@ -26,16 +26,8 @@ from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
 from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
 from tables.codecs import StoredKey, UnreadableValue, dump_key, is_progress_key, load_key
-from tables.control import (
-    active_partitions,
-    generation,
-    idempotency_keys,
-    read_progress,
-    read_value,
-    seek_back,
-    use_event,
-    write_values,
-)
+from tables.control import idempotency_keys
+from tables.control import worker_consumer as source
 
 log = logging.getLogger(__name__)
 _partitioner = KeyPartitioner()
@@ -94,7 +86,7 @@ progress = PartitionProgress("idempotency")
 
 
 def _stored_progress() -> tuple[int, int] | None:
-    return read_progress(idempotency_keys)
+    return idempotency_keys.progress()
 
 
 skip_record = partial(dead_letter_and_pass, "idempotency", progress, idempotency_keys)
@@ -102,7 +94,7 @@ skip_record = partial(dead_letter_and_pass, "idempotency", progress, idempotency
 
 async def read_key(event: Any, key: bytes) -> StoredKey | None:
     """The stored idempotency key; an unreadable one is dead-lettered and counts as absent."""
-    raw = read_value(idempotency_keys, key)
+    raw = idempotency_keys.get(key)
     try:
         return load_key(raw)
     except UnreadableValue as exc:
@@ -112,8 +104,8 @@ async def read_key(event: Any, key: bytes) -> StoredKey | None:
 
 
 async def process_batch(events: list[Any]) -> None:
-    progress.start_batch(generation())
-    assignment = active_partitions(idempotency_topic)
+    progress.start_batch(source.generation())
+    assignment = source.active_partitions(idempotency_topic)
     if assignment != expiry.assignment:
         expiry.rebuild(assignment, idempotency_keys.items(), settings.publish_partitions)
     outbox = Outbox()
@@ -122,7 +114,7 @@ async def process_batch(events: list[Any]) -> None:
     last_event: dict[int, tuple[Any, int]] = {}
     window = retention_ms()
     for event in events:
-        use_event(event)
+        source.use_event(event)
         if progress.admit(event, _stored_progress) is not Admit.APPLY:
             continue
         partition, offset, key = event.message.partition, event.message.offset, event.key
@@ -149,13 +141,13 @@ async def process_batch(events: list[Any]) -> None:
         outbox.pending.append(await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000))
     await outbox.deliver()
     keys = [(event, key, dump_key(stored)) for key, (event, stored) in written.items()]
-    await write_values(idempotency_keys, keys + progress.markers())
+    await idempotency_keys.write(keys + progress.markers())
     progress.batch_written()
     for key, (event, stored) in written.items():
         expiry.add(event.message.partition, stored.at_ms, key)
     _expire(last_event, window)
     for partition, offset in progress.seeks_due().items():
-        if not await seek_back(idempotency_topic, partition, offset):
+        if not await source.seek_back(idempotency_topic, partition, offset):
             progress.forget(partition)
 
 
@@ -163,14 +155,14 @@ def _expire(last_event: dict[int, tuple[Any, int]], window: int) -> None:
     """Delete the keys of the batch's partitions whose retention has passed (by event time)."""
     removed = 0
     for partition, (event, newest_ms) in last_event.items():
-        use_event(event)
+        source.use_event(event)
         for at_ms, key in expiry.expired(partition, newest_ms - window):
             try:
-                stored = load_key(read_value(idempotency_keys, key))
+                stored = load_key(idempotency_keys.get(key))
             except UnreadableValue:
                 stored = None  # dead-lettered when the agent read it for an event
             if stored is not None and stored.at_ms == at_ms:
-                del idempotency_keys[key]
+                idempotency_keys.delete(key)
                 removed += 1
     if removed:
         log.info("idempotency: %d keys past their retention removed", removed)

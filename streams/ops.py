@@ -11,17 +11,16 @@ from app.kafka.app import app
 from app.observability import metrics
 from app.observability.health import OK, broker_check, database_check
 from streams.resources import resources
+from tables.control import worker_consumer
 
 log = logging.getLogger(__name__)
-# Faust's internals used below (recovery, the aiokafka producer, read offsets) are not in its type stubs.
-_faust: Any = app
 
 
 def tables_check() -> str:
     """``ok`` once the first assignment is done and no table is recovering from its changelog."""
     if app.rebalancing:
         return "rebalancing"
-    if app.in_recovery or not _faust.tables.recovery.completed.is_set():
+    if app.in_recovery or not worker_consumer.tables_recovered():
         return "recovering tables"
     return OK
 
@@ -35,7 +34,7 @@ async def healthz(web: Any, request: Any) -> Any:
 async def readyz(web: Any, request: Any) -> Any:
     """Ready when the database and a broker answer and the tables have recovered."""
     database, broker = await asyncio.gather(
-        database_check(resources().engine), broker_check(_faust.producer._ensure_producer().client)
+        database_check(resources().engine), broker_check(worker_consumer.broker_client())
     )
     checks = {"database": database, "broker": broker, "tables": tables_check()}
     ok = all(v == OK for v in checks.values())
@@ -51,16 +50,6 @@ async def prometheus_metrics(web: Any, request: Any) -> Any:
 
 def update_lag() -> None:
     """Records on each assigned partition that this worker has not read yet (high watermark minus next read)."""
-    consumer = _faust.consumer
     metrics.CONSUMER_LAG.clear()
-    for tp in consumer.assignment():
-        try:
-            highwater = consumer.highwater(tp)
-        except Exception as exc:  # noqa: BLE001 - a partition revoked meanwhile has no watermark
-            log.debug("no high watermark for %s: %s", tp, exc)
-            continue
-        if highwater is None:
-            continue
-        read = consumer._read_offset.get(tp)  # the last offset handed to an agent, None before the first
-        behind = highwater - (read + 1 if read is not None else 0)
-        metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(max(behind, 0))
+    for tp, behind in worker_consumer.lag():
+        metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(behind)

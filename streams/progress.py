@@ -46,7 +46,8 @@ from app.kafka.records import closes_transaction
 from app.observability import metrics
 from streams.dead_letter import send_dead_letter
 from tables.codecs import PROGRESS_KEY, dump_progress
-from tables.control import generation, read_progress, use_event, write_values
+from tables.control import worker_consumer as source
+from tables.state import PartitionState
 
 log = logging.getLogger(__name__)
 
@@ -217,12 +218,14 @@ class PartitionProgress:
         self.owed.pop(partition, None)
 
 
-async def dead_letter_and_pass(stage: str, progress: PartitionProgress, table: Any, event: Any, reason: str) -> None:
+async def dead_letter_and_pass(
+    stage: str, progress: PartitionProgress, table: PartitionState, event: Any, reason: str
+) -> None:
     """A record that fails alone (streams/batches.py): to the dead-letter topic with the reason,
     and the partition's progress past it in ``table``, so the records after it are processed."""
     await send_dead_letter(stage, event, reason)
-    progress.start_batch(generation())
-    use_event(event)
-    if progress.admit(event, lambda: read_progress(table)) is Admit.APPLY:
-        await write_values(table, progress.markers())
+    progress.start_batch(source.generation())
+    source.use_event(event)
+    if progress.admit(event, table.progress) is Admit.APPLY:
+        await table.write(progress.markers())
         progress.batch_written()

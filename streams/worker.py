@@ -51,7 +51,7 @@ async def retry_scheduler() -> None:
 
 
 def run_worker(loglevel: str = "info") -> None:
-    from faust.worker import Worker
+    from faust import Worker
 
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
     throttle_library_logs()

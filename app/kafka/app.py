@@ -11,7 +11,6 @@ from typing import Any
 import faust
 import mode.loop
 
-from app import faust_patches
 from app.kafka import topics
 from app.kafka.partitioner import KeyPartitioner
 from app.settings import get_settings
@@ -19,7 +18,6 @@ from app.settings import get_settings
 mode.loop.use("uvloop")
 
 settings = get_settings()
-faust_patches.install(settings)
 
 # Records the agents send wait this long to share a produce request with others (fewer, larger requests
 # cost the worker and the broker far less CPU); it adds at most this much to the end-to-end latency.

@@ -164,7 +164,7 @@ async def test_the_agent_dead_letters_an_unreadable_state_and_counts_it(monkeypa
         sent.append((key, orjson.loads(value)))
 
     monkeypatch.setattr(streams.dead_letter.dead_letter_topic, "send", capture)
-    monkeypatch.setattr(streams.control, "read_value", lambda table, key: b'{"v": 1, "state": {"policy_type": 1}}')
+    monkeypatch.setattr(streams.control.control_states, "get", lambda key: b'{"v": 1, "state": {"policy_type": 1}}')
     before = metrics.REGISTRY.get_sample_value("tocsin_unreadable_states_total", {"table": "control"}) or 0.0
     event = type("E", (), {"message": type("M", (), {"partition": 3, "offset": 77})()})()
     assert await streams.control.read_state(event, b"org_1/wtp_1/ACTUAL/st-1") is None

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import rocksdict
 
-import tables.control
-from tables.control import write_values
+import tables.faust_adapter
+from tables.faust_adapter import FaustTable
 
 CHANGELOG = "t.w.control-state-changelog"
 
@@ -42,7 +42,7 @@ class FakeProducer:
 
 
 class FakeStore:
-    """Faust's RocksDB store as write_values uses it: one real RocksDB per partition."""
+    """Faust's RocksDB store as FaustTable.write uses it: one real RocksDB per partition."""
 
     offset_key = b"__faust\0offset__"
 
@@ -79,7 +79,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Any
     log: list[str] = []
     producer = FakeProducer()
     monkeypatch.setattr(
-        tables.control, "app", SimpleNamespace(producer=SimpleNamespace(_ensure_producer=lambda: producer))
+        tables.faust_adapter, "_faust", SimpleNamespace(producer=SimpleNamespace(_ensure_producer=lambda: producer))
     )
     store = FakeStore(tmp_path, log)
     table = SimpleNamespace(data=store, changelog_topic=SimpleNamespace(get_topic_name=lambda: CHANGELOG))
@@ -93,7 +93,7 @@ ITEMS = [(_event(0), b"k1", b"v1"), (_event(1), b"k2", b"v2"), (_event(0), b"k3"
 
 async def test_rocksdb_is_written_only_after_the_changelog_has_the_states(fakes: Any) -> None:
     table, producer, log = fakes
-    writing = asyncio.create_task(write_values(table, ITEMS))
+    writing = asyncio.create_task(FaustTable(table).write(ITEMS))
     for _ in range(10):  # let it send both partitions' batches and wait for the broker
         await asyncio.sleep(0)
     assert [(p, batch.records) for p, batch, _f in producer.sent] == [
@@ -113,7 +113,7 @@ async def test_rocksdb_is_written_only_after_the_changelog_has_the_states(fakes:
 
 async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset_alone(fakes: Any) -> None:
     table, producer, log = fakes
-    writing = asyncio.create_task(write_values(table, ITEMS))
+    writing = asyncio.create_task(FaustTable(table).write(ITEMS))
     for _ in range(10):
         await asyncio.sleep(0)
     producer.sent[0][2].set_result(SimpleNamespace(offset=0))

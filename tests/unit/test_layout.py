@@ -67,3 +67,21 @@ def test_the_check_sees_every_kind_of_import() -> None:
     assert {"tests.support.db", "tests.support", "tests.bench", "tests.bench.run"} <= names
     relative = {name for _, name in _imported(ast.parse("from ..store import db"), "app.cli.main")}
     assert "app.store.db" in relative
+
+
+def test_only_tables_reaches_into_fausts_internals() -> None:
+    """Faust's and aiokafka's private attributes are touched in ``tables/`` only (the adapter and
+    the patches, issue 17 item 4): outside it, no ``x._name`` on anything but ``self`` or ``cls``,
+    and no import of Faust's submodules (``faust`` itself declares the app and its agents)."""
+    found = []
+    for package in ("app", "api", "streams"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            rel = path.relative_to(ROOT)
+            for node in ast.walk(tree):
+                private = isinstance(node, ast.Attribute) and node.attr.startswith("_") and node.attr[1:2] != "_"
+                if private and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                    found.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("faust."):  # faust.* submodules
+                    found.append(f"{rel}:{node.lineno} from {node.module}")
+    assert found == [], found
