@@ -21,10 +21,10 @@ from collections import OrderedDict
 from typing import Any
 
 from app.domain.deliveries import already_attempted, attempt_key, dead_item, retry_item
-from app.domain.delivery_verdicts import DeliveryOutcome as Outcome
-from app.domain.delivery_verdicts import Verdict, classify
+from app.domain.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
+from app.domain.delivery_verdicts import verdict_of as _verdict_of
 from app.domain.retry_schedule import delay_levels, level_for
-from app.executors.base import Attempt, Executor
+from app.executors.base import Executor
 from app.kafka.app import action_topics, app, raw_topic, settings
 from app.kafka.records import encode
 from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
@@ -67,21 +67,8 @@ class RecentAttempts:
 recent = RecentAttempts()
 
 
-def verdict_of(attempt: Attempt, number: int, now_s: float) -> Outcome:
-    """The domain's classification, with what only an executor knows (permanent, expired)."""
-    if attempt.expired:
-        return Outcome(Verdict.DEAD, "expired: time_to_live passed")
-    if attempt.permanent:
-        return Outcome(Verdict.DEAD, f"permanent failure: {attempt.error}")
-    if attempt.status_code is not None and attempt.error is None and not 200 <= attempt.status_code < 300:
-        return classify(
-            attempt.status_code, attempt.headers, None, number, settings.retry_schedule, now_s, rand=random.random()
-        )
-    if attempt.delivered:
-        return Outcome(Verdict.DELIVERED, "delivered")
-    return classify(
-        None, attempt.headers, attempt.error or "failed", number, settings.retry_schedule, now_s, rand=random.random()
-    )
+def verdict_of(attempt: Attempt, number: int, now_s: float) -> DeliveryOutcome:
+    return _verdict_of(attempt, number, settings.retry_schedule, now_s, rand=random.random())
 
 
 async def _secret(item: dict[str, Any]) -> tuple[str | None, bool]:
@@ -101,7 +88,9 @@ async def attempt_one(executor: Executor, item: dict[str, Any], limit: asyncio.S
     secret, disabled = (await _secret(item)) if executor.kind == "WEBHOOK" else (None, False)
     number = int(item["attempt"])
     if disabled:
-        return DeliveryResult(item, Attempt(error="endpoint disabled (410 Gone)"), Outcome(Verdict.DISABLE, "disabled"))
+        return DeliveryResult(
+            item, Attempt(error="endpoint disabled (410 Gone)"), DeliveryOutcome(Verdict.DISABLE, "disabled")
+        )
     async with limit:
         try:
             attempt = await executor.send(item, secret)

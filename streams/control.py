@@ -24,6 +24,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from app.clock import now_ms
 from app.domain.ids import new_id
 from app.domain.pipeline import StoredControl, process, reads_state, state_mirror
 from app.domain.pipeline import tick_record as _tick_record
@@ -44,12 +45,8 @@ from tables.control import worker_consumer as source
 log = logging.getLogger(__name__)
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 # The timers' clock (tests inject another); decisions never read it: they use event time.
-clock: Callable[[], int] = _now_ms
+clock: Callable[[], int] = now_ms
 
 due_index = DueIndex()
 state_cache = StateCache()

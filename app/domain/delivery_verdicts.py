@@ -14,11 +14,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from app.domain.retry_schedule import RetrySchedule, delay_levels, level_for
+
+
+@dataclass(slots=True)
+class Attempt:
+    """What one attempt gave: ``status_code`` (HTTP, or SMTP reply code) and response headers
+    when there was an answer, ``error`` when there was none (timeout, refused target…).
+    ``permanent`` marks a failure no retry can fix (an invalid recipient, a refused target);
+    ``expired`` a push whose time to live passed before it could be sent; ``gone`` a 410."""
+
+    status_code: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    permanent: bool = False
+    expired: bool = False
+    duration_ms: int = 0
+    record: dict[str, Any] | None = None  # a row the sink stores with the batch (the push outbox)
+
+    @property
+    def delivered(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300 and self.error is None
+
 
 MAX_RETRY_AFTER_S = 3600.0  # a receiver's Retry-After never parks a delivery longer than this
 
@@ -147,3 +169,16 @@ def classify(
             wait = max(wait, min(asked, MAX_RETRY_AFTER_S, levels[-1]))
     level = level_for(wait, levels)
     return DeliveryOutcome(Verdict.RETRY, reason, retry_at_s=now_s + wait, delay_s=wait, level_s=level)
+
+
+def verdict_of(attempt: Attempt, number: int, schedule: RetrySchedule, now_s: float, *, rand: float) -> DeliveryOutcome:
+    """:func:`classify` of an executor's attempt, with what only an executor knows (permanent, expired)."""
+    if attempt.expired:
+        return DeliveryOutcome(Verdict.DEAD, "expired: time_to_live passed")
+    if attempt.permanent:
+        return DeliveryOutcome(Verdict.DEAD, f"permanent failure: {attempt.error}")
+    if attempt.status_code is not None and attempt.error is None and not 200 <= attempt.status_code < 300:
+        return classify(attempt.status_code, attempt.headers, None, number, schedule, now_s, rand=rand)
+    if attempt.delivered:
+        return DeliveryOutcome(Verdict.DELIVERED, "delivered")
+    return classify(None, attempt.headers, attempt.error or "failed", number, schedule, now_s, rand=rand)

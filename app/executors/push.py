@@ -8,9 +8,9 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from app.domain.delivery_verdicts import Attempt
 from app.domain.milliseconds import to_ms
 from app.domain.push import apns_request, expired, fcm_payload, push_content, remaining_ttl
-from app.executors.base import Attempt
 
 
 def push_record(item: dict[str, Any]) -> dict[str, Any]:

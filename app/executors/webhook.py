@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 from app.clock import elapsed_ms
+from app.domain.delivery_verdicts import Attempt
 from app.domain.webhooks import webhook_headers
-from app.executors.base import Attempt
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused, TargetRefused
 from app.net.transport import Transport

@@ -13,11 +13,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.delivery_verdicts import DeliveryOutcome as WebhookOutcome
+from app.domain.delivery_verdicts import Attempt, DeliveryOutcome
 from app.domain.episodes import FoundIncident, episode_keys, plan_incident_actions, publisher_event_ids
 from app.domain.ids import new_id
+from app.domain.milliseconds import ms_to_datetime
 from app.domain.publish import state_key
-from app.executors.base import Attempt
 from app.store.models import (
     ControlStateView,
     Delivery,
@@ -27,10 +27,6 @@ from app.store.models import (
     IncidentEvent,
     PushNotification,
 )
-
-
-def _ts(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
 async def insert_ignoring_duplicates(session: AsyncSession, model: type[Any], rows: list[dict[str, Any]]) -> None:
@@ -66,7 +62,7 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
     incidents = [_incident(incident_id, action) for incident_id, action in plan.created]
     found.update((i.id, i) for i in incidents)
     for incident_id, at_ms in plan.resolved.items():
-        found[incident_id].status, found[incident_id].resolved_at = "RESOLVED", _ts(at_ms)
+        found[incident_id].status, found[incident_id].resolved_at = "RESOLVED", ms_to_datetime(at_ms)
     session.add_all(incidents)
     await session.flush()
     session.add_all(
@@ -76,7 +72,7 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
             kind=e.kind,
             message=e.message,
             server_event_id=e.server_event_id,
-            created_at=_ts(e.at_ms),
+            created_at=ms_to_datetime(e.at_ms),
         )
         for e in plan.entries
     )
@@ -100,7 +96,7 @@ def _incident(incident_id: str, action: dict[str, Any]) -> Incident:
         mode=action["mode"],
         member_user_ids=action.get("member_user_ids", []),
         member_group_ids=action.get("member_group_ids", []),
-        created_at=_ts(action["accepted_ms"]),
+        created_at=ms_to_datetime(action["accepted_ms"]),
         resolved_at=None,
         episode_key=action.get("episode_key"),
     )
@@ -166,7 +162,7 @@ async def record_trace_steps(session: AsyncSession, steps: Sequence[dict[str, An
             "organization_id": s["organization_id"],
             "seq": s["seq"],
             "detail": s["detail"],
-            "recorded_at": _ts(s["at_ms"]),
+            "recorded_at": ms_to_datetime(s["at_ms"]),
         }
         for s in steps
     ]
@@ -192,7 +188,7 @@ async def upsert_control_views(session: AsyncSession, views: Sequence[dict[str, 
             "partition_key": v["partition_key"] or "",
             "seq": v["seq"],
             "view": v["view"],
-            "updated_at": _ts(at_ms),
+            "updated_at": ms_to_datetime(at_ms),
         }
         for v in newest.values()
     ]
@@ -230,7 +226,7 @@ class DeliveryResult:
 
     item: dict[str, Any]
     attempt: Attempt
-    outcome: WebhookOutcome
+    outcome: DeliveryOutcome
 
 
 _STATUS_OF = {"DELIVERED": "DELIVERED", "RETRY": "RETRYING", "DEAD": "DEAD", "DISABLE": "DISABLED"}

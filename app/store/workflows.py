@@ -46,24 +46,6 @@ async def count_workflows(
     return int(await session.scalar(query) or 0)
 
 
-async def list_in_org(
-    session: AsyncSession,
-    model: type[Any],
-    org_id: str,
-    *,
-    limit: int,
-    cursor: str | None,
-    where: tuple[Any, ...] = (),
-) -> tuple[list[Any], str | None]:
-    """A page of ``model`` rows (matching ``where``) ordered by id (ids are time-sortable), and the next cursor."""
-    query = select(model).where(model.organization_id == org_id, *where)
-    if cursor:
-        query = query.where(model.id > cursor)
-    rows = list((await session.scalars(query.order_by(model.id).limit(limit + 1))).all())
-    next_cursor = rows[limit - 1].id if len(rows) > limit else None
-    return rows[:limit], next_cursor
-
-
 def workflow_config(
     w: Workflow, fields: list[dict[str, Any]], disabled: frozenset[int], receive_error: str | None = None
 ) -> WorkflowConfig:

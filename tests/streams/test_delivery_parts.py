@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.domain.delivery_verdicts import Verdict
+from app.domain.delivery_verdicts import Attempt, Verdict
 from app.domain.webhooks import new_secret
-from app.executors.base import Attempt
 from app.executors.webhook import WebhookExecutor
 from streams.actions import already_attempted, verdict_of
 
