@@ -140,7 +140,7 @@ def parse_ip_literal(host: str) -> IPAddress | None:
         try:
             return ipaddress.IPv6Address(text.replace("%25", "%"))
         except ValueError as exc:
-            raise FetchRefused(f"malformed IPv6 literal {host!r}") from exc
+            raise TargetRefused(f"malformed IPv6 literal {host!r}") from exc
     if text.endswith("."):
         text = text[:-1]
     labels = text.split(".")
@@ -148,7 +148,7 @@ def parse_ip_literal(host: str) -> IPAddress | None:
         return None
     value = _inet_aton(labels)
     if value is None:
-        raise FetchRefused(f"malformed IPv4 literal {host!r}")
+        raise TargetRefused(f"malformed IPv4 literal {host!r}")
     return ipaddress.IPv4Address(value)
 
 
