@@ -7,6 +7,7 @@ route and the publish fast path (api/fastpath.py) share them.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -78,7 +79,7 @@ class BodyLimitMiddleware:
         for name, value in scope["headers"]:
             if name == b"content-length":
                 if not value.isdigit() or int(value) > limit:
-                    await _refuse(send, limit)
+                    await _refuse(send, limit, oauth=bool(_TOKEN_ENDPOINT.search(scope.get("path", ""))))
                     return
                 await self.app(scope, receive, send)  # the server reads no more than declared
                 return
@@ -96,10 +97,17 @@ class BodyLimitMiddleware:
         await self.app(scope, limited, send)
 
 
-async def _refuse(send: Send, limit: int) -> None:
+# The token-exchange endpoint answers every error in RFC 6749 §5.2's shape (API.md), this one too.
+_TOKEN_ENDPOINT = re.compile(r"/workload-identity/[^/]+/token/?$")
+
+
+async def _refuse(send: Send, limit: int, *, oauth: bool = False) -> None:
+    status = BodyTooLarge.http_status
     body = orjson.dumps(error_body(BodyTooLarge.code, f"body larger than {limit} bytes"))
+    if oauth:  # as the route answers a form over its own limit
+        status, body = 400, orjson.dumps({"error": "invalid_request", "error_description": "the body is too large"})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": BodyTooLarge.http_status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -383,6 +383,19 @@ def test_bad_exchange_requests_are_400_invalid_request(
     assert set(r.json()) == {"error", "error_description"}
 
 
+def test_a_body_over_the_api_cap_is_an_rfc6749_invalid_request_too(fed: Fed) -> None:
+    """Found from outside: a form over the API's body cap (256 KiB, refused before any route runs)
+    was answered 413 in the API's own error shape, where this endpoint answers RFC 6749 §5.2."""
+    cred = fed.credential("ci", "repo:o/r:*")
+    url = f"{fed.stack.base_url}/auth/workload-identity/{cred}/token"
+    form = {"grant_type": GRANT, "subject_token_type": JWT_TYPE, "subject_token": "x" * 300_000}
+    r = httpx.post(url, data=form)
+    assert (r.status_code, r.json()) == (
+        400,
+        {"error": "invalid_request", "error_description": "the body is too large"},
+    )
+
+
 def test_unknown_and_inactive_credentials_are_answered_like_a_bad_token(fed: Fed) -> None:
     """Issue 16, item 10: a stranger cannot tell which credential ids exist (before: 400 for an
     unknown or inactive one, 401 for an existing one)."""
