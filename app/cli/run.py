@@ -1,5 +1,7 @@
 """``tocsin run`` (what ``make run`` calls): the local broker and SMTP sink (devstack/), migrations,
-bootstrap on first start, API and worker; Ctrl-C stops them all.
+bootstrap on first start, API and worker; Ctrl-C stops them all. An API or worker that exits is
+started again (its state is in the database, Kafka and its data directory); one that exits more
+than ``RESTARTS_PER_MINUTE`` times in a minute stops everything.
 
 The one product module that starts development infrastructure: its imports of ``devstack`` are an
 exception the import-linter contracts name (pyproject.toml)."""
@@ -13,6 +15,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
+from collections.abc import Callable
 
 import httpx
 
@@ -21,6 +25,40 @@ from app.cli.common import say, signing_keys
 from app.cli.kafka import local_kafka
 from app.cli.migrate import cmd_migrate
 from app.settings import Settings
+
+RESTARTS_PER_MINUTE = 5
+
+
+class Supervisor:
+    """The API and the worker: each started by ``start(role)``; :meth:`check` starts again one that exited."""
+
+    def __init__(
+        self, start: Callable[[str], subprocess.Popen[bytes]], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.start, self.clock = start, clock
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.exits: dict[str, deque[float]] = {}
+
+    def launch(self, role: str) -> None:
+        self.procs[role] = self.start(role)
+
+    def check(self) -> str | None:
+        """Start again every process that exited; the role of one that exits too often (then
+        nothing is restarted and the caller stops everything), else None."""
+        for role, proc in list(self.procs.items()):
+            code = proc.poll()
+            if code is None:
+                continue
+            now = self.clock()
+            recent = self.exits.setdefault(role, deque())
+            recent.append(now)
+            while now - recent[0] > 60:
+                recent.popleft()
+            if len(recent) > RESTARTS_PER_MINUTE:
+                return role
+            say(f"the {role} exited with code {code}; starting it again")
+            self.launch(role)
+        return None
 
 
 def _wait_ready(url: str, procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
@@ -59,8 +97,9 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     assert isinstance(kafka, LocalKafka)
     mail_dir = settings.var_dir.resolve() / "mail"
     sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
-    procs: list[subprocess.Popen[bytes]] = []
     stopping = False
+    env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
+    supervisor = Supervisor(lambda role: subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
     signing_keys(settings)  # created once here, before the API replicas that read it start
 
     def on_signal(_signum: int, _frame: object) -> None:
@@ -75,28 +114,28 @@ def cmd_run(settings: Settings, org_name: str) -> None:
         say(f"SMTP sink on {settings.smtp_host}:{settings.smtp_port}, mail kept in {mail_dir}")
         cmd_migrate(settings)
         created = asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=True))
-        env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
         # Webhooks to a local receiver need an explicit, narrow allowance (never private networks):
         # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (README, Configuration).
         if settings.loopback_targets:
             say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
         for role in ("api", "worker"):
             say(f"starting {role}")
-            procs.append(subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
+            supervisor.launch(role)
         base = f"http://{settings.api_host}:{settings.api_port}"
-        _wait_ready(f"{base}/readyz", procs, timeout=120)
+        _wait_ready(f"{base}/readyz", list(supervisor.procs.values()), timeout=120)
         if created is not None:
             print(json.dumps(created), flush=True)
         else:
             say("database already bootstrapped (tocsin bootstrap --org NAME makes another organization)")
         say(f"ready: API on {base} (docs {base}/docs), worker running; Ctrl-C stops everything")
-        while not stopping and all(p.poll() is None for p in procs):
+        while not stopping:
+            if (failing := supervisor.check()) is not None:
+                say(f"the {failing} exited {RESTARTS_PER_MINUTE + 1} times within a minute; stopping the rest")
+                break
             time.sleep(0.3)
-        if not stopping:
-            say("a process exited; stopping the rest")
     finally:
         say("stopping")
-        _stop(procs)
+        _stop(list(supervisor.procs.values()))
         sink.stop()
         kafka.stop()
         say("stopped")
