@@ -14,6 +14,7 @@ import pytest
 
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused, TargetRefused
+from tests.support.raw_http import loopback_server, read_request
 from tests.support.tls_server import TestCA
 
 REPLIES = {
@@ -40,17 +41,7 @@ async def _serve(state: Server, reader: asyncio.StreamReader, writer: asyncio.St
     state.connections += 1
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            path = head.split(b" ")[1].decode()
-            length = next(
-                (
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                ),
-                0,
-            )
-            await reader.readexactly(length)
+            path = (await read_request(reader)).split(b" ")[1].decode()
             state.paths.append(path)
             if path == "/slow":
                 await asyncio.sleep(30)
@@ -67,12 +58,8 @@ async def _serve(state: Server, reader: asyncio.StreamReader, writer: asyncio.St
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
     state = Server()
-    srv = await asyncio.start_server(lambda r, w: _serve(state, r, w), "127.0.0.1", 0)
-    state.port = srv.sockets[0].getsockname()[1]
-    try:
+    async with loopback_server(lambda r, w: _serve(state, r, w)) as state.port:
         yield state
-    finally:
-        srv.close()
 
 
 @pytest.fixture

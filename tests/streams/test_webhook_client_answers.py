@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused, TargetRefused
 from app.settings import Settings
+from tests.support.raw_http import loopback_server, read_request
 
 REPLIES = {
     "/interim": (
@@ -41,22 +42,13 @@ async def _serve(state: Server, reader: asyncio.StreamReader, writer: asyncio.St
     state.connections += 1
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
+            head = await read_request(reader)
             state.requests.append(head.split(b"\r\n", 1)[0])
             method, target = head.split(b" ")[:2]
             if method == b"CONNECT":  # as a forward proxy: refuse every tunnel
                 writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
                 await writer.drain()
                 continue
-            length = next(
-                (
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                ),
-                0,
-            )
-            await reader.readexactly(length)
             path = target.decode().rpartition("127.0.0.1")[2].partition("/")[1:]  # absolute form via a proxy
             writer.write(REPLIES["".join(path) or target.decode()])
             await writer.drain()
@@ -69,12 +61,8 @@ async def _serve(state: Server, reader: asyncio.StreamReader, writer: asyncio.St
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
     state = Server()
-    srv = await asyncio.start_server(lambda r, w: _serve(state, r, w), "127.0.0.1", 0)
-    state.port = srv.sockets[0].getsockname()[1]
-    try:
+    async with loopback_server(lambda r, w: _serve(state, r, w)) as state.port:
         yield state
-    finally:
-        srv.close()
 
 
 @pytest.fixture
