@@ -6,17 +6,29 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint unit fuzz bench system-deps clean
+.PHONY: help run test lint unit fuzz bench system-deps clean lock
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# Every dependency comes from requirements-dev.lock (the product's requirements.lock plus the test and
+# lint tools): exact versions with their hashes (pip refuses anything else), then the project itself
+# without resolving anything again. The image installs requirements.lock the same way.
+$(STAMP): pyproject.toml requirements-dev.lock
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
+	$(BIN)/pip install -q --no-deps -e .
 	@touch $(STAMP)
+
+LOCK = UV_PYTHON_DOWNLOADS=never $(BIN)/uv pip compile pyproject.toml --generate-hashes --python-version 3.11 \
+	--python $(BIN)/python --custom-compile-command "make lock" -q
+
+lock: $(STAMP) ## Refresh the lock files from pyproject.toml (keeps pinned versions; UPGRADE=1 takes the newest allowed)
+	@test -x $(BIN)/uv || $(BIN)/pip install -q uv
+	$(LOCK) --extra dev $(if $(UPGRADE),--upgrade) -o requirements-dev.lock
+	$(LOCK) -c requirements-dev.lock -o requirements.lock
 
 system-deps: ## Install Java 17, Maven and PostgreSQL if missing (Debian, as root)
 	@scripts/system-deps.sh
