@@ -22,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, select, tuple_
+from sqlalchemy import ColumnElement, delete, select, text, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.observability import logfmt
@@ -83,9 +84,36 @@ async def purge_older_than(engine: AsyncEngine, kind: str, cutoff: datetime, bat
         await asyncio.sleep(0)  # let the process serve requests between batches
 
 
+# The advisory lock of the retention pass (PostgreSQL): one key for every replica of a deployment.
+PURGE_LOCK_KEY = 0x746F6373_7075  # "tocs" "pu"
+
+
+@asynccontextmanager
+async def purge_turn(engine: AsyncEngine) -> AsyncIterator[bool]:
+    """Whether this process runs the retention pass now. On PostgreSQL, N API replicas share the
+    database: a transaction-level advisory lock, held on its own connection for the whole pass,
+    lets one of them purge and the others skip their turn (a replica that dies mid-pass releases
+    it with its connection). SQLite is one file on one host, whose writers wait for each other:
+    always."""
+    if engine.dialect.name != "postgresql":
+        yield True
+        return
+    async with engine.begin() as conn:
+        taken = bool(await conn.scalar(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": PURGE_LOCK_KEY}))
+        yield taken  # the transaction's end releases the lock
+
+
 async def purge(engine: AsyncEngine, settings: Settings, now: datetime | None = None) -> dict[str, int]:
-    """One pass over every kind with a retention; rows deleted per kind. Logs one INFO line."""
-    now = now or datetime.now(UTC)
+    """One pass over every kind with a retention, unless another replica is running one (then
+    nothing, an empty result); rows deleted per kind. Logs one INFO line."""
+    async with purge_turn(engine) as mine:
+        if not mine:
+            log.info(logfmt.line("retention_purge", skipped="another replica is purging"))
+            return {}
+        return await _purge(engine, settings, now or datetime.now(UTC))
+
+
+async def _purge(engine: AsyncEngine, settings: Settings, now: datetime) -> dict[str, int]:
     started = time.perf_counter()
     counts: dict[str, int] = {}
     for kind, days in retention_days(settings).items():

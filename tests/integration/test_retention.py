@@ -218,3 +218,28 @@ def test_tocsin_purge_runs_one_pass(tmp_path: Path) -> None:
         [sys.executable, "-m", "app.cli", "purge"], cwd=ROOT, env=env, check=True, timeout=120, capture_output=True
     )
     assert json.loads(out.stdout.decode().strip().splitlines()[-1]) == {"traces": 0, "push_outbox": 0, "audit_log": 2}
+
+
+@pytest.mark.postgres
+async def test_one_replica_purges_at_a_time_on_postgresql(postgres: LocalPostgres) -> None:
+    """Issue 19, item 7: N API replicas on one PostgreSQL run the retention pass one at a time.
+    A replica whose turn it is holds the advisory lock for its pass; another replica's pass
+    meanwhile deletes nothing and says so; once the first is done, the next pass purges."""
+    from sqlalchemy import text
+
+    from app.store.retention import PURGE_LOCK_KEY
+
+    url = postgres.create_database(f"t_{uuid.uuid4().hex[:12]}")
+    await migrate_async(url)
+    first, second = create_engine(url), create_engine(url)  # two replicas: two engines, two pools
+    try:
+        await _insert(second, "audit_log", NOW - timedelta(days=3650), 4)
+        async with first.begin() as conn:  # the first replica's pass is running
+            assert await conn.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": PURGE_LOCK_KEY})
+            assert await purge(second, _settings(), now=NOW) == {}
+            assert len(await _ages(second, "audit_log")) == 4
+        counts = await purge(second, _settings(), now=NOW)
+        assert counts["audit_log"] == 4 and await _ages(second, "audit_log") == []
+    finally:
+        await first.dispose()
+        await second.dispose()
