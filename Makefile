@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-system-deps: ## Install Java 17, Maven and PostgreSQL if missing (Debian, as root)
+system-deps: ## Install Java 17, Maven, PostgreSQL and promtool if missing (Debian, as root)
 	@scripts/system-deps.sh
 
 run: $(STAMP) system-deps ## Run broker, database, API and worker on the embedded defaults (Ctrl-C stops all)
