@@ -158,13 +158,43 @@ class TocsinAPI(FastAPI):
             observe_request(scope, route, status_sent[0], seconds, request_id[0], self.log_requests)
 
 
+# the methods a route can serve; any other (a client may send any token) is counted as OTHER
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+class _Children:
+    """The metric children of one (method, route, status): ``labels()`` looked up once, not per request."""
+
+    __slots__ = ("duration", "publishes", "requests", "seconds")
+
+    def __init__(self, method: str, route: str, status: int) -> None:
+        code = str(status)
+        self.requests = metrics.HTTP_REQUESTS.labels(method, route, code)
+        self.seconds = metrics.HTTP_SECONDS.labels(method, route)
+        self.duration = metrics.HTTP_DURATION.labels(method, route, code)
+        self.publishes = (
+            metrics.PUBLISHES.labels("accepted" if status == 202 else "refused", code)
+            if route == PUBLISH_ROUTE
+            else None
+        )
+
+
+# bounded: the methods above (and OTHER) x the app's route templates (and "unmatched") x the statuses it answers
+_children: dict[tuple[str, str, int], _Children] = {}
+
+
 def observe_request(scope: Scope, route: str, status: int, seconds: float, request_id: bytes, log_it: bool) -> None:
     """Count the request in the metrics and write its one structured log line."""
     method = scope["method"]
-    metrics.HTTP_REQUESTS.labels(method, route, status).inc()
-    metrics.HTTP_SECONDS.labels(method, route).observe(seconds)
-    if route == PUBLISH_ROUTE:
-        metrics.PUBLISHES.labels("accepted" if status == 202 else "refused", status).inc()
+    key = (method if method in _METHODS else "OTHER", route, status)
+    children = _children.get(key)
+    if children is None:
+        children = _children[key] = _Children(*key)
+    children.requests.inc()
+    children.seconds.observe(seconds)
+    children.duration.observe(seconds)
+    if children.publishes is not None:
+        children.publishes.inc()
     if log_it and access_log.isEnabledFor(logging.INFO):
         client = scope.get("client")
         access_log.info(

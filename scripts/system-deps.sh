@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages Tocsin's real components need, if missing:
-# Java 17 + Maven (Kafka broker), PostgreSQL server (store tests), wrk (benchmarks, with --bench).
+# Java 17 + Maven (Kafka broker), PostgreSQL server (store tests), promtool from Debian's prometheus
+# package (the deploy/prometheus checks), wrk (benchmarks, with --bench).
 # Debian/Ubuntu as root; elsewhere it says what to install and exits non-zero.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ want=()
 command -v java >/dev/null 2>&1 || want+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || want+=(maven)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || want+=(postgresql)
+command -v promtool >/dev/null 2>&1 || want+=(prometheus)
 if [[ "${1:-}" == "--bench" ]]; then
   command -v wrk >/dev/null 2>&1 || want+=(wrk)
 fi
@@ -15,13 +17,13 @@ fi
 
 if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
   echo "system-deps: please install: ${want[*]} (Debian names); Java 17 and Maven run the Kafka broker," >&2
-  echo "system-deps: PostgreSQL serves the store tests, wrk drives the benchmarks." >&2
+  echo "system-deps: PostgreSQL serves the store tests, promtool (prometheus) checks deploy/prometheus, wrk drives the benchmarks." >&2
   exit 1
 fi
 
 echo "system-deps: installing ${want[*]}" >&2
-# Keep package scripts from starting a PostgreSQL cluster of their own: the tests start
-# (and stop) the servers they need, and nothing may be left listening.
+# Keep package scripts from starting a PostgreSQL cluster (or a Prometheus server) of their own:
+# the tests start (and stop) the servers they need, and nothing may be left listening.
 policy=/usr/sbin/policy-rc.d
 created_policy=0
 if [[ ! -e $policy ]]; then

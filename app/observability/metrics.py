@@ -7,11 +7,50 @@ error code, route template), never from caller input, so the series count stays 
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+import platform
+from importlib import metadata
+
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+# process_* (CPU, resident memory, open fds, start time), python_info, python_gc_*: the
+# collectors prometheus_client puts on its default registry, which this one is not
+for _collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+    REGISTRY.register(_collector)
+
+
+def distribution_version(name: str) -> str:
+    """The installed version of a distribution, or ``unknown`` (a source tree without metadata)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+BUILD_INFO = Gauge(
+    "tocsin_build_info",
+    "Always 1: the versions this process runs (Tocsin, Python, Faust, aiokafka)",
+    ["version", "python", "faust", "aiokafka"],
+    registry=REGISTRY,
+)
+BUILD_INFO.labels(
+    distribution_version("tocsin"),
+    platform.python_version(),
+    distribution_version("faust-streaming"),
+    distribution_version("aiokafka"),
+).set(1)
 
 # API
 HTTP_REQUESTS = Counter(
@@ -24,6 +63,13 @@ HTTP_SECONDS = Histogram(
     "tocsin_http_request_seconds",
     "Time to answer an HTTP request",
     ["method", "route"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+    registry=REGISTRY,
+)
+HTTP_DURATION = Histogram(
+    "tocsin_http_request_duration_seconds",
+    "Time to answer an HTTP request, by route template and status code (p99 per route and code)",
+    ["method", "route", "code"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
     registry=REGISTRY,
 )

@@ -104,6 +104,8 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
     counted = {d: _metric(text, "tocsin_decisions_total", policy="METRIC", decision=d) for d in ("NOTIFY", "SUPPRESS")}
     assert counted == {d: float(list(expected.values()).count(d)) for d in ("NOTIFY", "SUPPRESS")}, counted
     assert "tocsin_consumer_lag{" in text, "the lag of each assigned partition"
+    for name in ("tocsin_build_info{", "process_resident_memory_bytes ", "python_gc_objects_collected_total{"):
+        assert name in text, f"the worker's {name} (deploy/grafana/tocsin.json charts it)"
 
     api_log = (stack.var_dir / "api.log").read_text()
     lines = [line for line in api_log.splitlines() if " request method=POST " in line and "/publish" in line]
