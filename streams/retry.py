@@ -32,6 +32,15 @@ class RetryScheduler:
     async def run(self) -> None:
         s = self.settings
         topics = [s.topic(t) for t in retry_topics(s)]
+        producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap, acks="all", enable_idempotence=True)
+        try:  # stopped even when its start is cancelled, as the consumer below
+            await producer.start()
+            await self._consume(topics, producer)
+        finally:
+            await producer.stop()
+
+    async def _consume(self, topics: list[str], producer: AIOKafkaProducer) -> None:
+        s = self.settings
         consumer = AIOKafkaConsumer(
             *topics,
             bootstrap_servers=s.kafka_bootstrap,
@@ -42,17 +51,14 @@ class RetryScheduler:
             fetch_max_wait_ms=100,  # a resumed partition's records come back within this, not 500 ms
             heartbeat_interval_ms=2_000,
         )
-        producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap, acks="all", enable_idempotence=True)
-        await producer.start()
+        # stopped even when its start is cancelled (a worker stopped while starting): a consumer left
+        # unclosed is reported by aiokafka as the ERROR "Unclosed AIOKafkaConsumer" when collected
         try:
             await consumer.start()
-            try:
-                while True:
-                    await self.step(consumer, producer)
-            finally:
-                await consumer.stop()
+            while True:
+                await self.step(consumer, producer)
         finally:
-            await producer.stop()
+            await consumer.stop()
 
     async def step(self, consumer: AIOKafkaConsumer, producer: AIOKafkaProducer) -> None:
         now = time.time()

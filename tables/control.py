@@ -30,6 +30,12 @@ def _changelog(name: str) -> Any:
         value_serializer="raw",
         partitions=settings.publish_partitions,
         internal=False,
+        # As Faust declares its own changelogs: no stream reads them and nothing acknowledges their
+        # records (recovery reads them into the table). With acks on, Faust took them for stream
+        # partitions: its stream-timeout check logged "Stream has not started processing" as an
+        # ERROR for every changelog partition it found behind its high-water mark (2,619 blocks in
+        # an hour of `make run`), and a compaction hole went through the gap handling of our topics.
+        acks=False,
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from devstack.kafka import LocalKafka
 from tests.support.postgres_local import LocalPostgres, find_pg_bin
-from tests.support.scaling import Churn, assert_no_gaps, churn_workers
+from tests.support.scaling import Churn, assert_no_errors, assert_no_gaps, churn_workers
 from tests.support.stack import Stack
 
 
@@ -38,8 +38,9 @@ def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalPostgres
 
 
 @pytest.fixture
-def stack_factory(kafka: LocalKafka, tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+def stack_factory(kafka: LocalKafka, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..., Stack]]:
     """Start API + worker stacks on the session broker; everything stops after the test."""
+    allowed = [pattern for mark in request.node.iter_markers("worker_errors") for pattern in mark.args]
     stacks: list[Stack] = []
 
     def make(**kwargs: object) -> Stack:
@@ -49,13 +50,16 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path) -> Iterator[Callable[..., S
 
     yield make
     # No e2e test passes with a record an agent never received: every worker's log and, for the
-    # live ones, /metrics (tocsin_record_gaps_total) must show 0 records given up as lost.
+    # live ones, /metrics (tocsin_record_gaps_total) must show 0 records given up as lost. Nor with
+    # an ERROR line in a worker's log (an ERROR means an operator must act) other than those the test
+    # provokes on purpose, named by its ``@pytest.mark.worker_errors(regex, ...)``.
     problems = []
     for stack in stacks:
-        try:
-            assert_no_gaps(stack)
-        except AssertionError as exc:
-            problems.append(str(exc))
+        for check in (assert_no_gaps, lambda s: assert_no_errors(s, allowed)):
+            try:
+                check(stack)
+            except AssertionError as exc:
+                problems.append(str(exc))
         stack.stop()
     assert problems == [], problems
 

@@ -30,9 +30,13 @@ app = faust.App(
     datadir=str(settings.worker_data_path),
     topic_partitions=settings.publish_partitions,
     # Faust declares no topic (app/kafka/topics.py creates them all, replicated); the replication factor is
-    # still what Faust would give its own internal topics (changelogs, the leader-assignor topic).
+    # still what Faust would give its own internal topics (changelogs).
     topic_allow_declare=False,
     topic_replication_factor=settings.replication_factor,
+    # No leader-election topic: nothing here runs on the leader only (no on_leader=True timer or task),
+    # and with declaring off Faust subscribed to a topic it never created, logging "Topic
+    # <worker id>-__assignor-__leader not found in cluster metadata" as an ERROR at every start.
+    topic_disable_leader=True,
     consumer_auto_offset_reset="earliest",
     producer_acks=-1,
     producer_linger=max(settings.producer_linger_ms, WORKER_LINGER_MS) / 1000.0,

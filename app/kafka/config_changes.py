@@ -139,8 +139,8 @@ async def follow_changes(
 ) -> None:
     """Consume config changes from the end of the topic forever, calling ``on_change(org_id)``."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    try:
+    try:  # stopped even when its start is cancelled: aiokafka logs an unclosed one as an ERROR
+        await consumer.start()
         topic = settings.topic(CONFIG_CHANGES)
         partitions = consumer.partitions_for_topic(topic) or {0}
         tps = [TopicPartition(topic, p) for p in partitions]

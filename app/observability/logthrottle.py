@@ -3,7 +3,10 @@ connect and metadata refresh, tens of thousands of identical ERROR lines a minut
 (60,000 in one 30 s outage test), which buries everything else and costs CPU when the machine
 is already in trouble. The first line of a kind is written; the same line again within
 ``interval`` seconds is counted instead, and the next one written after the interval says how
-many were left out."""
+many were left out.
+
+Library ERROR lines that need no action are written as WARNING instead (an ERROR line means an
+operator must act): :class:`RetriedErrorFilter` names each, with why."""
 
 from __future__ import annotations
 
@@ -50,10 +53,31 @@ class RepeatFilter(logging.Filter):
         return True
 
 
+class RetriedErrorFilter(logging.Filter):
+    """Write as WARNING the library ERROR lines about a failure the library retries by itself.
+
+    aiokafka's group coordinator logs "Group Coordinator Request failed: %s" as an ERROR and, for a
+    retriable error, asks again after the retry backoff. It comes at the start of a worker on a
+    broker that is still creating ``__consumer_offsets`` (GroupCoordinatorNotAvailableError) and
+    during a coordinator move, and passes by itself; a broker that stays away is reported by the
+    connection errors, which stay ERROR. A non-retriable error (no retry) stays ERROR."""
+
+    RETRIED = {("aiokafka.consumer.group_coordinator", "Group Coordinator Request failed: %s")}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.ERROR and (record.name, record.msg) in self.RETRIED:
+            args = record.args if isinstance(record.args, tuple) else ()
+            if args and getattr(args[0], "retriable", False):
+                record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
 def throttle_library_logs(interval: float = 10.0) -> RepeatFilter:
-    """Install one :class:`RepeatFilter` on every aiokafka logger (filters are not inherited)."""
-    throttle = RepeatFilter(interval)
+    """Install one :class:`RepeatFilter` and one :class:`RetriedErrorFilter` on every aiokafka
+    logger (filters are not inherited)."""
+    throttle, retried = RepeatFilter(interval), RetriedErrorFilter()
     names = set(AIOKAFKA_LOGGERS) | {n for n in logging.root.manager.loggerDict if n.startswith("aiokafka.")}
     for name in sorted(names):
+        logging.getLogger(name).addFilter(retried)
         logging.getLogger(name).addFilter(throttle)
     return throttle

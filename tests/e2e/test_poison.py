@@ -30,6 +30,9 @@ def _publish(client: httpx.Client, topic: str, n: int, prefix: str) -> list[str]
     return ids
 
 
+@pytest.mark.worker_errors(
+    r"control: a batch of \d+ records failed", r"control: a record that fails alone is dead-lettered"
+)
 def test_a_poison_record_is_dead_lettered_and_other_organizations_events_are_decided(
     stack_factory: Callable[..., Stack],
 ) -> None:
@@ -123,6 +126,7 @@ BAD_RECORDS = {
 }
 
 
+@pytest.mark.worker_errors(r"sink=\S+ dead-lettered a record: undecodable record")
 def test_a_malformed_record_on_every_topic_is_dead_lettered_and_the_partition_goes_on(
     stack_factory: Callable[..., Stack],
 ) -> None:

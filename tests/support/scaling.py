@@ -184,6 +184,7 @@ class MetricLoad:
 _DECISION = re.compile(r"(?:^|\] )decision event_id=(\S+) .*? decision=(\w+)", re.M)
 _GAP = re.compile(r"\d+ are lost: \d+ seeks back")
 _REFETCH = re.compile(r"did not reach the agent before")
+_ERROR = re.compile(r"^\[[^]]+\] \[\d+\] \[ERROR\] ")
 
 
 def decision_lines(logs: Iterable[Path]) -> dict[str, list[str]]:
@@ -216,12 +217,25 @@ def refetch_lines(logs: Iterable[Path]) -> list[str]:
     return _lines(logs, _REFETCH)
 
 
+def error_lines(logs: Iterable[Path], allowed: Sequence[str] = ()) -> list[str]:
+    """Every ERROR line of the workers' logs (an ERROR means an operator must act) that matches
+    none of the ``allowed`` regexes (what a test provokes on purpose: a broker killed, a poison record)."""
+    expected = [re.compile(pattern) for pattern in allowed]
+    return [line for line in _lines(logs, _ERROR) if not any(p.search(line) for p in expected)]
+
+
 def gaps_metric(url: str) -> float:
     """The sum of ``tocsin_record_gaps_total`` (records given up as lost) on a live worker's /metrics."""
     text = httpx.get(f"{url}/metrics", timeout=10).text
     return sum(
         float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("tocsin_record_gaps_total")
     )
+
+
+def assert_no_errors(stack: Stack, allowed: Sequence[str] = ()) -> None:
+    """No ERROR line in any worker log of ``stack`` but those matching ``allowed``."""
+    lines = error_lines(stack.worker_logs, allowed)
+    assert lines == [], f"{len(lines)} unexpected ERROR lines in the worker logs:\n" + "\n".join(lines[:20])
 
 
 def assert_no_gaps(stack: Stack) -> None:

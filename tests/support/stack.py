@@ -63,6 +63,9 @@ class Stack:
             "TOCSIN_API_PORT": str(self.api_port),
             "TOCSIN_ACCESS_LOG": "false",
             "PYTHONUNBUFFERED": "1",
+            # Faust's stream-timeout check (an ERROR for a partition fetched but not processed) after
+            # 8 s instead of 5 min, so that a test's length is enough for it to fire.
+            "STREAM_PROCESSING_TIMEOUT": "8",
             **({"TOCSIN_DATABASE_URL": database_url} if database_url else {}),
             **(extra_env or {}),
         }

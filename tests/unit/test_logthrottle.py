@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 
 import pytest
+from aiokafka.errors import GroupAuthorizationFailedError, GroupCoordinatorNotAvailableError
 
-from app.observability.logthrottle import AIOKAFKA_LOGGERS, RepeatFilter, throttle_library_logs
+from app.observability.logthrottle import AIOKAFKA_LOGGERS, RepeatFilter, RetriedErrorFilter, throttle_library_logs
 
 
 class Clock:
@@ -63,3 +64,15 @@ def test_installed_on_every_aiokafka_logger(caplog: pytest.LogCaptureFixture) ->
         for name in logging.root.manager.loggerDict:
             if name.startswith("aiokafka"):
                 logging.getLogger(name).removeFilter(throttle)
+
+
+def test_a_retried_coordinator_lookup_is_a_warning_and_a_final_one_stays_an_error() -> None:
+    name, msg = "aiokafka.consumer.group_coordinator", "Group Coordinator Request failed: %s"
+    retried = _record(name, msg, GroupCoordinatorNotAvailableError())
+    final = _record(name, msg, GroupAuthorizationFailedError())
+    other = _record(name, "Error sending JoinGroupRequest_v%s to node %s [%s] -- marking coordinator dead", 5, 1, "x")
+    demote = RetriedErrorFilter()
+    assert demote.filter(retried) and demote.filter(final) and demote.filter(other)
+    assert (retried.levelno, retried.levelname) == (logging.WARNING, "WARNING")
+    assert final.levelno == logging.ERROR
+    assert other.levelno == logging.ERROR
