@@ -70,6 +70,7 @@ class Stack:
             **(extra_env or {}),
         }
         self.api: subprocess.Popen[bytes] | None = None
+        self.replicas: list[subprocess.Popen[bytes]] = []  # API replicas beyond the first (start_api_replica)
         self.workers: list[subprocess.Popen[bytes]] = []
         self.worker_logs: list[Path] = []
         self.worker_urls: list[str] = []  # each worker's /healthz, /readyz and /metrics
@@ -119,6 +120,26 @@ class Stack:
                 return False
 
         wait_for(ready, timeout, "the API to be ready")
+
+    def start_api_replica(self, timeout: float = 60) -> str:
+        """One more API process on the same database, broker and signing key, on a port of its own
+        (its transactional id and rate limits are its own); its base URL."""
+        port = free_port()
+        log = self.var_dir / f"api-{port}.log"
+        proc = self._spawn("api", log, env={"TOCSIN_API_PORT": str(port)})
+        self.replicas.append(proc)
+        base = f"http://127.0.0.1:{port}"
+
+        def ready() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"api replica exited: {self.tail(log)}")
+            try:
+                return httpx.get(f"{base}/readyz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(ready, timeout, "the API replica to be ready")
+        return base
 
     def worker_data_dir(self, name: str = "worker") -> Path:
         """Where a worker keeps its RocksDB tables (two workers of one group need two)."""
@@ -203,6 +224,8 @@ class Stack:
 
     def stop(self) -> None:
         for proc in self.workers:
+            self._terminate(proc)
+        for proc in self.replicas:
             self._terminate(proc)
         if self.api is not None:
             self._terminate(self.api)
