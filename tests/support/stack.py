@@ -64,8 +64,11 @@ class Stack:
             "TOCSIN_ACCESS_LOG": "false",
             "PYTHONUNBUFFERED": "1",
             # Faust's stream-timeout check (an ERROR for a partition fetched but not processed) after
-            # 8 s instead of 5 min, so that a test's length is enough for it to fire.
-            "STREAM_PROCESSING_TIMEOUT": "8",
+            # 60 s instead of 5 min, so that the longer tests' length is enough for it to fire on a
+            # partition no stream reads. Not less: with 8 s, a partition a worker took over during
+            # the kill -9 churn of test_scaling (recovery and rebalances on 2 loaded cores) started
+            # 10 s after its assignment, an ERROR no operator would see at the real 5 min.
+            "STREAM_PROCESSING_TIMEOUT": "60",
             **({"TOCSIN_DATABASE_URL": database_url} if database_url else {}),
             **(extra_env or {}),
         }
