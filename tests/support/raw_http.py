@@ -23,8 +23,18 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
 async def loopback_server(
     serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
 ) -> AsyncIterator[int]:
-    """``serve`` each connection on 127.0.0.1; yields the port."""
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    """``serve`` each connection on 127.0.0.1 (a client going away ends it quietly, and it is
+    closed after); yields the port."""
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await serve(reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client went away
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(connection, "127.0.0.1", 0)
     try:
         yield server.sockets[0].getsockname()[1]
     finally:

@@ -111,18 +111,34 @@ class Stack:
         credentials: dict[str, str] = json.loads(out.stdout.decode().strip().splitlines()[-1])
         return credentials
 
-    def start_api(self, timeout: float = 60) -> None:
-        self.api = self._spawn("api", self.var_dir / "api.log")
+    @classmethod
+    def _wait_ready(
+        cls,
+        proc: subprocess.Popen[bytes],
+        url: str,
+        log: Path,
+        what: str,
+        timeout: float,
+        *,
+        request_timeout: float = 2,
+        interval: float = 0.1,
+    ) -> None:
+        """Until ``url``/readyz answers 200; the process exiting meanwhile fails with its log's tail."""
 
         def ready() -> bool:
-            if self.api is not None and self.api.poll() is not None:
-                raise AssertionError(f"api exited: {self.tail(self.var_dir / 'api.log')}")
+            if proc.poll() is not None:
+                raise AssertionError(f"{what} exited: {cls.tail(log)}")
             try:
-                return httpx.get(f"{self.base_url}/readyz", timeout=2).status_code == 200
+                return httpx.get(f"{url}/readyz", timeout=request_timeout).status_code == 200
             except httpx.HTTPError:
                 return False
 
-        wait_for(ready, timeout, "the API to be ready")
+        wait_for(ready, timeout, f"the {what} to be ready", interval=interval)
+
+    def start_api(self, timeout: float = 60) -> None:
+        log = self.var_dir / "api.log"
+        self.api = self._spawn("api", log)
+        self._wait_ready(self.api, self.base_url, log, "API", timeout)
 
     def start_api_replica(self, timeout: float = 60) -> str:
         """One more API process on the same database, broker and signing key, on a port of its own
@@ -132,16 +148,7 @@ class Stack:
         proc = self._spawn("api", log, env={"TOCSIN_API_PORT": str(port)})
         self.replicas.append(proc)
         base = f"http://127.0.0.1:{port}"
-
-        def ready() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError(f"api replica exited: {self.tail(log)}")
-            try:
-                return httpx.get(f"{base}/readyz", timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for(ready, timeout, "the API replica to be ready")
+        self._wait_ready(proc, base, log, "API replica", timeout)
         return base
 
     def worker_data_dir(self, name: str = "worker") -> Path:
@@ -162,16 +169,7 @@ class Stack:
     def wait_worker_ready(self, index: int = -1, timeout: float = 120) -> None:
         """Until the worker's /readyz answers 200: broker and database answer, tables recovered."""
         proc, url, log = self.workers[index], self.worker_urls[index], self.worker_logs[index]
-
-        def ready() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError(f"worker exited: {self.tail(log)}")
-            try:
-                return httpx.get(f"{url}/readyz", timeout=5).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for(ready, timeout, "the worker to be ready", interval=0.2)
+        self._wait_ready(proc, url, log, "worker", timeout, request_timeout=5, interval=0.2)
 
     def start(self) -> Stack:
         self.bootstrap()
