@@ -17,6 +17,3 @@ class Executor(Protocol):
     async def send(self, item: dict[str, Any], secret: str | None) -> Attempt: ...
 
     async def aclose(self) -> None: ...
-
-
-__all__ = ["Attempt", "Executor"]
