@@ -25,7 +25,8 @@ class Settings(BaseSettings):
     database_url: str = ""
     kafka_bootstrap: str = "127.0.0.1:9092"
     topic_prefix: str = "tocsin."
-    publish_partitions: int = Field(default=4, ge=1, le=256)
+    # Partitions of every keyed topic and changelog: at most this many workers share the work (README, Partitions).
+    publish_partitions: int = Field(default=12, ge=1, le=256)
     # Replicas of every topic the project creates, and how many must have a record before an acks=all
     # write (a 202) succeeds: 3 and 2 on a three-broker cluster, so one broker can die without losing it.
     replication_factor: int = Field(default=1, ge=1, le=32)

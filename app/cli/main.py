@@ -1,4 +1,4 @@
-"""``tocsin run | api | worker | kafka | migrate | purge | bootstrap``."""
+"""``tocsin run | api | worker | kafka | migrate | purge | bootstrap | partitions``."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from app.cli.api import cmd_api
 from app.cli.bootstrap import cmd_bootstrap
 from app.cli.kafka import cmd_kafka
 from app.cli.migrate import cmd_migrate
+from app.cli.partitions import cmd_partitions
 from app.cli.purge import cmd_purge
 from app.cli.run import cmd_run
 from app.cli.worker import cmd_worker
 from app.identity.signing_keys import SigningKeyError
+from app.kafka.topics import PartitionMismatch
 from app.settings import Settings, get_settings
 
 
@@ -31,6 +33,12 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
     boot.add_argument("--org", required=True)
+    grow = sub.add_parser(
+        "partitions", help="grow a drained, stopped deployment's keyed topics and changelogs to --count partitions"
+    )
+    grow.add_argument(
+        "--count", type=int, required=True, help="the new partition count (then TOCSIN_PUBLISH_PARTITIONS)"
+    )
     args = parser.parse_args(argv)
     try:
         settings = get_settings()
@@ -42,6 +50,8 @@ def main(argv: list[str] | None = None) -> None:
         _dispatch(args, settings)
     except SigningKeyError as exc:
         raise SystemExit(f"tocsin: {exc} (see README, Configuration)") from None
+    except PartitionMismatch as exc:  # the API and the worker refuse to start on mismatched topics
+        raise SystemExit(f"tocsin: {exc}") from None
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
@@ -59,6 +69,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
         cmd_purge(settings)
     elif args.command == "bootstrap":
         cmd_bootstrap(settings, args.org)
+    elif args.command == "partitions":
+        if not 1 <= args.count <= 256:
+            raise SystemExit("tocsin: --count must be between 1 and 256 (as TOCSIN_PUBLISH_PARTITIONS)")
+        cmd_partitions(settings, args.count)
 
 
 if __name__ == "__main__":

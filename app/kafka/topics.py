@@ -48,6 +48,25 @@ def retry_topics(settings: Settings) -> list[str]:
     return [retry_topic(level) for level in delay_levels(settings.retry_schedule)]
 
 
+def keyed_topics(settings: Settings) -> list[str]:
+    """The full names of every topic created with ``TOCSIN_PUBLISH_PARTITIONS`` partitions: the keyed
+    topics, this worker group's changelogs and the retry topics. They must all have that count
+    (checked at start, grown together by ``tocsin partitions``)."""
+    names = [settings.topic(t) for t in KEYED if t not in CHANGELOGS]
+    names += [changelog_topic(settings, t) for t in CHANGELOGS]
+    return names + [settings.topic(t) for t in retry_topics(settings)]
+
+
+def changelog_topic(settings: Settings, changelog: str) -> str:
+    """A changelog's full name: named after the worker's consumer group, as tables/control.py names them."""
+    return settings.topic(f"{settings.worker_id}.{changelog}")
+
+
+def grow_marker(settings: Settings) -> str:
+    """The topic that exists while ``tocsin partitions`` grows the deployment (app/cli/partitions.py)."""
+    return settings.topic(f"{settings.worker_id}.partitions-grow")
+
+
 def topic_specs(settings: Settings) -> list[NewTopic]:
     """Every topic, replicated ``replication_factor`` ways with ``min.insync.replicas`` set on each."""
     rf, isr = settings.replication_factor, settings.min_insync_replicas
@@ -61,8 +80,7 @@ def topic_specs(settings: Settings) -> list[NewTopic]:
     compact = {"cleanup.policy": "compact"}
     keyed = settings.publish_partitions
     specs = [spec(t, keyed) for t in KEYED if t not in CHANGELOGS]
-    # named after the worker's consumer group, as tables/control.py names them
-    specs += [spec(f"{settings.worker_id}.{t}", keyed, **compact) for t in CHANGELOGS]
+    specs += [spec(f"{settings.worker_id}.{t}", keyed, **compact) for t in CHANGELOGS]  # changelog_topic()
     specs.append(spec(CONFIG_CHANGES, 1, **compact))
     specs.append(spec(DEAD_LETTER, 1))
     specs.append(spec(DELIVERY_DEAD_LETTER, 1))
@@ -70,12 +88,66 @@ def topic_specs(settings: Settings) -> list[NewTopic]:
     return specs
 
 
+class PartitionMismatch(TocsinError):
+    """Existing keyed topics or changelogs whose partition count is not ``TOCSIN_PUBLISH_PARTITIONS``:
+    the process must not start (records would be routed by one count and state kept by another)."""
+
+
+async def partition_counts(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, int]:
+    """The partition count of each of ``names`` that exists."""
+    if not names:
+        return {}
+    described = await admin.describe_topics(names)
+    return {t["topic"]: len(t["partitions"]) for t in described if t["error_code"] == 0 and t["partitions"]}
+
+
+def mismatch_message(settings: Settings, counts: dict[str, int]) -> str | None:
+    """What differs between the existing keyed topics' ``counts`` and the setting, and what to do;
+    None when they all have ``TOCSIN_PUBLISH_PARTITIONS`` partitions."""
+    wanted = settings.publish_partitions
+    wrong = {name: n for name, n in counts.items() if n != wanted}
+    if not wrong:
+        return None
+    listed = ", ".join(f"{name} has {n}" for name, n in sorted(wrong.items()))
+    found = sorted(set(counts.values()))
+    if len(found) == 1:
+        (existing,) = found
+        if existing > wanted:
+            advice = f"set TOCSIN_PUBLISH_PARTITIONS={existing}: Kafka cannot take partitions away"
+        else:
+            advice = (
+                f"either set TOCSIN_PUBLISH_PARTITIONS={existing} to run on the existing topics, or grow them: "
+                f"stop publishing, let the workers drain, stop them, run `tocsin partitions --count {wanted}`, "
+                f"then start again"
+            )
+    else:  # a grow that stopped midway: running it again finishes it
+        advice = (
+            f"the topics disagree among themselves (a `tocsin partitions` that did not finish?): run "
+            f"`tocsin partitions --count {max(found)}` again, then start with TOCSIN_PUBLISH_PARTITIONS={max(found)}"
+        )
+    return (
+        f"TOCSIN_PUBLISH_PARTITIONS is {wanted} but existing keyed topics differ ({listed}); "
+        f"keyed topics and changelogs must share one partition count (README, Partitions). {advice}"
+    )
+
+
 async def ensure_topics(settings: Settings) -> None:
-    """Create missing topics with the configured partitions (idempotent)."""
+    """Create missing topics with the configured partitions (idempotent); :class:`PartitionMismatch`
+    when an existing keyed topic or changelog has another partition count."""
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=10000)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
+        counts = await partition_counts(admin, [t for t in keyed_topics(settings) if t in existing])
+        if grow_marker(settings) in existing:
+            raise PartitionMismatch(
+                f"a partition grow of this deployment is under way or stopped midway (topic "
+                f"{grow_marker(settings)} exists): run `tocsin partitions --count {max(counts.values(), default=0)}` "
+                f"until it reports done, then start with TOCSIN_PUBLISH_PARTITIONS set to that count"
+            )
+        problem = mismatch_message(settings, counts)
+        if problem is not None:
+            raise PartitionMismatch(problem)
         missing = [t for t in topic_specs(settings) if t.name not in existing]
         if missing:
             response = await admin.create_topics(missing)

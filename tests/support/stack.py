@@ -83,6 +83,10 @@ class Stack:
     def env(self) -> dict[str, str]:
         return dict(self._env)
 
+    def configure(self, **env: str) -> None:
+        """Set environment variables of every process started from now on (a restart with new settings)."""
+        self._env.update(env)
+
     def _spawn(self, role: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         with open(log, "ab") as out:
             return subprocess.Popen(

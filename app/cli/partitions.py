@@ -1,0 +1,339 @@
+"""``tocsin partitions --count N``: grow a stopped, drained deployment to N partitions.
+
+Kafka only adds partitions, and a key's partition is murmur2(key) mod the count
+(:class:`app.kafka.partitioner.KeyPartitioner`), so growing moves most keys. Every keyed topic and
+both changelogs grow together, so that every stage stays co-partitioned. The worker's tables keep
+a key's state in the changelog partition of the source record that changed it, and for both tables
+that record's Kafka key is the table key (the state key for the control table, the
+organization/topic/idempotency key for the idempotency table; ticks are keyed like the state). So
+the partition a key belongs to after the grow is the partitioner's for its table key, and a key
+that moves is re-written there (its stored source offset reset: the new partition's offsets start
+again) and deleted from its old partition with a tombstone. The tables' per-partition progress keys
+stay where they are: a source partition keeps its offsets, a new one starts empty.
+
+The workers' local RocksDB needs no wipe: a worker restores each partition from its persisted
+changelog offset on, which replays the re-written values and the tombstones (a new partition has no
+local data and is read whole).
+
+Records still unconsumed would be decided under the new layout against the state of their old
+partition, so the command refuses unless the deployment is drained and stopped: no member in the
+worker's consumer groups, and no record after the group's committed offset on any keyed topic the
+worker consumes. While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an
+API or worker refuses to start then (app/kafka/topics.py), and running the command again finishes
+a grow that stopped midway (every step is idempotent: partitions only added up to N, a key moved
+again overwrites its own copy). The marker is deleted at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError, for_code
+from aiokafka.protocol.admin import DescribeGroupsRequest_v0, DescribeGroupsRequest_v1, DescribeGroupsRequest_v2
+from aiokafka.protocol.api import Request
+
+from app.cli.common import say
+from app.errors import TocsinError
+from app.kafka import topics
+from app.kafka.partitioner import KeyPartitioner
+from app.settings import Settings
+from tables.codecs import (
+    UnreadableValue,
+    dump_control,
+    dump_key,
+    is_progress_key,
+    load_control,
+    load_key,
+)
+
+# Source topics the worker's consumer group reads: each must be drained (the changelogs are read by
+# recovery, not by the group; the retry topics by their own group, and their records carry no
+# state, so a waiting retry goes on from its partition whatever the count).
+DRAINED = tuple(t for t in topics.KEYED if t not in topics.CHANGELOGS)
+QUIET_POLLS = 3  # polls bringing nothing before the offsets left are taken for commit markers
+
+
+class Refused(TocsinError):
+    """The deployment cannot be grown now; the message says why and what to do."""
+
+
+def retry_group(settings: Settings) -> str:
+    return f"{settings.worker_id}.retry"  # streams/retry.py
+
+
+@dataclass
+class Moved:
+    """Keys of one changelog: how many live keys were read, how many moved partition."""
+
+    keys: int = 0
+    moved: int = 0
+    unreadable: int = 0
+    by_partition: dict[int, int] = field(default_factory=dict)
+
+
+def relocated(changelog: str, value: bytes) -> bytes:
+    """``value`` as stored in its new partition: the source offset it carries is the old
+    partition's, and the new partition's records start again from 0 (a record at or below a
+    stored offset is skipped as applied), so it becomes -1 (none applied there yet)."""
+    if changelog == topics.CONTROL_CHANGELOG:
+        stored = load_control(value)
+        assert stored is not None
+        return dump_control(replace(stored, offset=-1))
+    key = load_key(value)
+    assert key is not None
+    return dump_key(replace(key, offset=-1))
+
+
+async def _admin(settings: Settings) -> AIOKafkaAdminClient:
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=30000)
+    await admin.start()
+    return admin
+
+
+class _DescribeGroups(Request[DescribeGroupsRequest_v0 | DescribeGroupsRequest_v1 | DescribeGroupsRequest_v2]):  # type: ignore[misc]
+    """DescribeGroups up to v2: aiokafka 0.14.0 pairs its v3 request with the v2 response schema, so
+    ``AIOKafkaAdminClient.describe_consumer_groups`` fails on a current broker ("Buffer underrun")."""
+
+    API_KEY = 15
+
+    def __init__(self, groups: list[str]) -> None:
+        self.groups = groups
+
+    def build(self, request_struct_class: Any) -> Any:
+        return request_struct_class(self.groups)
+
+
+async def members(admin: AIOKafkaAdminClient, group: str) -> tuple[str, int]:
+    """``(state, members)`` of a consumer group (``Dead``, 0 for one that never existed)."""
+    node = await admin.find_coordinator(group)
+    response = await admin._client.send(node, _DescribeGroups([group]))
+    (described,) = response.to_object()["groups"]
+    if described["error_code"]:
+        raise for_code(described["error_code"])(f"cannot describe the consumer group {group}")
+    return described["state"], len(described["members"])
+
+
+async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
+    """Refuse while a worker (or its retry scheduler) is a member of its consumer group."""
+    busy = []
+    for group in (settings.worker_id, retry_group(settings)):
+        state, count = await members(admin, group)
+        if count:
+            busy.append(f"{group} ({count} members, {state})")
+    if busy:
+        raise Refused(
+            f"workers are running: consumer groups {', '.join(busy)}; stop every worker of TOCSIN_WORKER_ID="
+            f"{settings.worker_id} first (a killed one leaves its group after the 10 s session timeout)"
+        )
+
+
+async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str, int]:
+    """``topic[partition]`` → the first offset holding a record the worker's group has not
+    consumed, on every topic it must have drained; empty when drained."""
+    names = [settings.topic(t) for t in DRAINED]
+    counts = await topics.partition_counts(admin, names)
+    committed = await admin.list_consumer_group_offsets(settings.worker_id)
+    tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level="read_committed",  # the worker's own view: aborted records are never consumed
+    )
+    await consumer.start()
+    try:
+        ends = await consumer.end_offsets(tps)
+        starts = await consumer.beginning_offsets(tps)
+        behind = {}
+        for tp in tps:
+            meta = committed.get(tp)
+            start = max(meta.offset if meta is not None and meta.offset >= 0 else 0, starts[tp])
+            if start < ends[tp]:
+                behind[tp] = start
+        # Offsets past the committed one may hold commit markers only (transactional publishes):
+        # read them, as the worker would.
+        found: dict[str, int] = {}
+        if behind:
+            consumer.assign(list(behind))
+            for tp, offset in behind.items():
+                consumer.seek(tp, offset)
+            quiet = 0
+            while behind and quiet < QUIET_POLLS:
+                batches = await consumer.getmany(timeout_ms=1000, max_records=500)
+                quiet = 0 if batches else quiet + 1
+                for tp, records in batches.items():
+                    if records and tp in behind:
+                        found[f"{tp.topic}[{tp.partition}]"] = records[0].offset
+                        del behind[tp]
+                        consumer.pause(tp)
+                for tp in list(behind):
+                    if await consumer.position(tp) >= ends[tp]:
+                        del behind[tp]
+        return found
+    finally:
+        await consumer.stop()
+
+
+async def check_drained(admin: AIOKafkaAdminClient, settings: Settings) -> None:
+    found = await unconsumed(admin, settings)
+    if found:
+        listed = ", ".join(f"{where} from offset {offset}" for where, offset in sorted(found.items()))
+        raise Refused(
+            f"the deployment is not drained: records not yet consumed by the workers in {listed}. Stop "
+            f"publishing (stop the API), start the workers with the current TOCSIN_PUBLISH_PARTITIONS until "
+            f"their consumer lag is 0, stop them, then run this again"
+        )
+
+
+async def _create_marker(admin: AIOKafkaAdminClient, settings: Settings) -> None:
+    spec = NewTopic(topics.grow_marker(settings), 1, settings.replication_factor)
+    response = await admin.create_topics([spec])
+    for name, code, *rest in response.topic_errors:
+        if code not in (0, TopicAlreadyExistsError.errno):
+            raise RuntimeError(f"cannot create the marker topic {name}: error {code} {rest}")
+
+
+async def add_partitions(
+    admin: AIOKafkaAdminClient, settings: Settings, count: int, progress: Callable[[str], None]
+) -> None:
+    counts = await topics.partition_counts(admin, topics.keyed_topics(settings))
+    grow = {name: NewPartitions(total_count=count) for name, n in counts.items() if n < count}
+    for name in sorted(counts):
+        progress(f"{name}: {counts[name]} partitions" + (f" → {count}" if name in grow else " (done)"))
+    if grow:
+        await admin.create_partitions(grow)
+    # The broker answers before every node's metadata shows them: wait until it does.
+    deadline = time.monotonic() + 60
+    while (now := await topics.partition_counts(admin, list(counts))) and any(n != count for n in now.values()):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"partitions not visible after 60 s: {now}")
+        await asyncio.sleep(0.5)
+
+
+async def _read_partition(consumer: AIOKafkaConsumer, tp: TopicPartition) -> dict[bytes, bytes]:
+    """The live keys of one changelog partition: the last value of each, tombstones applied."""
+    consumer.assign([tp])
+    await consumer.seek_to_beginning(tp)
+    end = (await consumer.end_offsets([tp]))[tp]
+    live: dict[bytes, bytes] = {}
+    while await consumer.position(tp) < end:
+        batches = await consumer.getmany(tp, timeout_ms=1000, max_records=5000)
+        for record in batches.get(tp, []):
+            if record.offset >= end:
+                continue
+            if record.value is None:
+                live.pop(record.key, None)
+            else:
+                live[record.key] = record.value
+    return live
+
+
+async def relayout(settings: Settings, count: int, progress: Callable[[str], None]) -> dict[str, Moved]:
+    """Move every changelog key whose partition changed: its value to the new partition, then a
+    tombstone in the old one (in that order, so a crash in between leaves two copies, never none;
+    running again writes the same value again and the tombstone)."""
+    partitioner = KeyPartitioner()
+    everything = list(range(count))
+    report: dict[str, Moved] = {}
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.kafka_bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        max_partition_fetch_bytes=8 * 1024 * 1024,
+    )
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True)
+    await consumer.start()
+    await producer.start()
+    try:
+        for changelog in topics.CHANGELOGS:
+            name = topics.changelog_topic(settings, changelog)
+            moved = report[changelog] = Moved()
+            arrived: set[tuple[int, bytes]] = set()  # keys this run moved into a partition read later
+            for partition in everything:
+                tp = TopicPartition(name, partition)
+                live = await _read_partition(consumer, tp)
+                moves = []
+                for key, value in live.items():
+                    # the source partition's next offset stays with it; a key moved here is counted once
+                    if is_progress_key(key) or (partition, key) in arrived:
+                        continue
+                    moved.keys += 1
+                    target = partitioner(key, everything, everything)
+                    if target == partition:
+                        continue
+                    try:
+                        value = relocated(changelog, value)
+                    except UnreadableValue as exc:  # moved as it is: the agent dead-letters it when it reads it
+                        moved.unreadable += 1
+                        progress(f"{name}[{partition}]: key {key!r} unreadable, moved unchanged: {exc}")
+                    moves.append((key, value, target))
+                    arrived.add((target, key))
+                if moves:
+                    sent = [await producer.send(name, key=k, value=v, partition=t) for k, v, t in moves]
+                    await asyncio.gather(*sent)
+                    tombstones = [
+                        await producer.send(name, key=k, value=None, partition=partition) for k, _, _ in moves
+                    ]
+                    await asyncio.gather(*tombstones)
+                moved.moved += len(moves)
+                moved.by_partition[partition] = len(moves)
+                progress(f"{name}[{partition}]: {len(moves)} keys moved to their new partition")
+    finally:
+        await producer.stop()
+        await consumer.stop()
+    return report
+
+
+async def grow(settings: Settings, count: int, progress: Callable[[str], None] = say) -> dict[str, Moved]:
+    """Grow the deployment of ``settings`` (its topic prefix and worker id) to ``count`` partitions."""
+    admin = await _admin(settings)
+    try:
+        existing = set(await admin.list_topics())
+        counts = await topics.partition_counts(admin, [t for t in topics.keyed_topics(settings) if t in existing])
+        if not counts:
+            raise Refused(
+                f"no keyed topics with prefix {settings.topic_prefix!r} on {settings.kafka_bootstrap}: nothing to "
+                f"grow (an API or worker creates them with TOCSIN_PUBLISH_PARTITIONS at its first start)"
+            )
+        if max(counts.values()) > count:
+            raise Refused(
+                f"topics already have up to {max(counts.values())} partitions; Kafka cannot take partitions away"
+            )
+        resuming = topics.grow_marker(settings) in existing
+        progress(
+            f"growing {settings.topic_prefix}* (worker group {settings.worker_id}) to {count} partitions"
+            + (" (resuming a grow that stopped midway)" if resuming else "")
+        )
+        await check_stopped(admin, settings)
+        await check_drained(admin, settings)
+        progress("no worker running, every keyed topic drained")
+        await _create_marker(admin, settings)
+        await add_partitions(admin, settings, count, progress)
+    finally:
+        await admin.close()
+    report = await relayout(settings, count, progress)
+    admin = await _admin(settings)
+    try:
+        if topics.grow_marker(settings) in set(await admin.list_topics()):
+            response = await admin.delete_topics([topics.grow_marker(settings)])
+            for name, code in response.topic_error_codes:
+                if code not in (0, UnknownTopicOrPartitionError.errno):
+                    raise RuntimeError(f"cannot delete the marker topic {name}: error {code}")
+    finally:
+        await admin.close()
+    moved = ", ".join(f"{c}: {m.moved} of {m.keys} keys moved" for c, m in report.items())
+    progress(f"done ({moved}); start the workers and the API with TOCSIN_PUBLISH_PARTITIONS={count}")
+    return report
+
+
+def cmd_partitions(settings: Settings, count: int) -> None:
+    try:
+        asyncio.run(grow(settings, count))
+    except Refused as exc:
+        raise SystemExit(f"tocsin: partitions refused: {exc}") from None

@@ -1,0 +1,142 @@
+"""Growing a deployment's partitions (``tocsin partitions``) on the real broker, API and worker:
+control state and idempotency keys written under the old count carry on under the new one, an
+API or worker refuses to start on topics of another count, and the grow refuses a deployment that
+is running or not drained."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
+from tests.support.effects import listen
+from tests.support.scaling import METRIC_PROFILE, spec_decisions
+from tests.support.stack import ROOT, Stack, wait_for
+from tests.support.workflows import all_incidents, setup_topic
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+OLD, NEW = 2, 5
+# Before the grow each key's episode is open. HOLD keys have two of the three values below the
+# threshold the release needs (stable-exit state); PEAK keys hold a peak of 15.
+HOLD = {f"st-{i}": [15.0, 12.0, 3.0, 2.0] for i in range(6)}
+PEAK = {f"pk-{i}": [15.0, 12.0] for i in range(6)}
+# After it: one more low value releases a HOLD episode; a PEAK key's equal value is suppressed (the
+# peak held), a higher one notifies the same episode, and three low values release it.
+AFTER = {**{k: [1.0] for k in HOLD}, **{k: [15.0, 16.0, 3.0, 2.0, 1.0] for k in PEAK}}
+IDEMPOTENCY_KEYS = [f"k-{i}" for i in range(8)]
+_MOVED = re.compile(r"(control-state|idempotency)-changelog: (\d+) of (\d+) keys moved")
+
+
+def cli(stack: Stack, *args: str, timeout: float = 180, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=ROOT,
+        env={**stack.env, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def publish_with_key(client: httpx.Client, partition_key: str, idempotency_key: str) -> str:
+    body: dict[str, Any] = {
+        "status": "ACTUAL",
+        "data": {},
+        "attributes": {"idempotency_key": idempotency_key},
+        "event_control": {"partition_key": partition_key, "metrics": {"level": 1}},  # below T: no episode
+    }
+    r = client.post("/workflow_topics/river/publish", json=body)
+    assert r.status_code == 202, r.text
+    event_id: str = r.json()["id"]
+    return event_id
+
+
+def test_grow_carries_episodes_and_idempotency_keys_to_the_new_count(stack_factory: Callable[..., Stack]) -> None:
+    stack = stack_factory(partitions=OLD).start()
+    before = {**HOLD, **PEAK}
+    with stack.client() as client:
+        setup_topic(client, "river", METRIC_PROFILE)
+        sent = {k: [publish(client, "river", k, metrics={"level": v}) for v in values] for k, values in before.items()}
+        firsts = {key: publish_with_key(client, f"id-{n}", key) for n, key in enumerate(IDEMPOTENCY_KEYS)}
+        for k, values in before.items():
+            assert [decision_of(client, e) for e in sent[k]] == spec_decisions(values), k
+        assert all(trace_of(client, e)["idempotency"]["outcome"] == "first" for e in firsts.values())
+        incidents = {i["server_event_id"]: i for i in incidents_when(client, len(before))}
+        episode = {k: incidents[sent[k][0]]["id"] for k in before}  # one incident per open episode
+
+        # A running worker: refused.
+        running = cli(stack, "partitions", "--count", str(NEW))
+        assert running.returncode != 0 and "workers are running" in running.stderr, running.stderr
+
+        # A record no worker consumed yet: refused, naming where it waits.
+        stack.stop_worker()
+        late = publish(client, "river", "late", metrics={"level": 1})
+        undrained = cli(stack, "partitions", "--count", str(NEW))
+        assert undrained.returncode != 0 and "not drained" in undrained.stderr, undrained.stderr
+        assert f"{stack.env['TOCSIN_TOPIC_PREFIX']}publish[" in undrained.stderr, undrained.stderr
+        # Drain: the worker, still at the old count, consumes it; then everything stops.
+        stack.start_worker()
+        stack.wait_worker_ready()
+        assert decision_of(client, late) == "SUPPRESS"
+    stack.stop_worker()
+    stack.stop_api()
+
+    grown = cli(stack, "partitions", "--count", str(NEW))
+    assert grown.returncode == 0, grown.stderr
+    moved = {name: (int(n), int(of)) for name, n, of in _MOVED.findall(grown.stderr)}
+    print(f"\n{grown.stderr}")
+    assert moved.keys() == {"control-state", "idempotency"}, grown.stderr
+    assert moved["control-state"][1] >= len(before) + len(IDEMPOTENCY_KEYS) + 1  # every state key read
+    assert moved["idempotency"][1] == len(IDEMPOTENCY_KEYS)
+    # murmur2 mod 5 differs from mod 2 for most keys: if none moved the test proves nothing
+    assert moved["control-state"][0] > 0 and moved["idempotency"][0] > 0, moved
+
+    # The API and the worker refuse to start on the old count now, saying what differs and what to do.
+    for role in ("worker", "api"):
+        old = cli(stack, role, timeout=120, TOCSIN_PUBLISH_PARTITIONS=str(OLD))
+        assert old.returncode != 0, f"the {role} started on mismatched topics: {old.stderr[-2000:]}"
+        assert f"TOCSIN_PUBLISH_PARTITIONS is {OLD}" in old.stderr and f"has {NEW}" in old.stderr, old.stderr
+        assert f"TOCSIN_PUBLISH_PARTITIONS={NEW}" in old.stderr and "Traceback" not in old.stderr, old.stderr
+
+    # Growing again to the same count is a check that moves nothing.
+    again = cli(stack, "partitions", "--count", str(NEW))
+    assert again.returncode == 0 and {n for n, _ in (m[1:] for m in _MOVED.findall(again.stderr))} == {"0"}, (
+        again.stderr
+    )
+
+    stack.configure(TOCSIN_PUBLISH_PARTITIONS=str(NEW))
+    stack.start_api()
+    stack.start_worker()
+    stack.wait_worker_ready()
+    with stack.client() as client:
+        after = {k: [publish(client, "river", k, metrics={"level": v}) for v in values] for k, values in AFTER.items()}
+        for k, values in AFTER.items():
+            expected = spec_decisions(before[k] + values)[len(before[k]) :]
+            assert [decision_of(client, e, timeout=120) for e in after[k]] == expected, k
+        # Idempotency keys still deduplicate, whatever the partition key of the repeat.
+        for n, key in enumerate(IDEMPOTENCY_KEYS):
+            repeat = trace_of(client, publish_with_key(client, f"other-{n}", key))
+            assert (
+                repeat["idempotency"]["outcome"] == "duplicate" and repeat["idempotency"]["duplicate_of"] == firsts[key]
+            )
+        assert trace_of(client, publish_with_key(client, "id-new", "k-new"))["idempotency"]["outcome"] == "first"
+
+        # The same episodes: no new incident, each one's NOTIFYs on its timeline once, each released.
+        found = listen(lambda: all_incidents(client))
+        assert sorted(i["id"] for i in found) == sorted(episode.values()), "an incident opened or lost across the grow"
+
+        def resolved() -> bool:
+            return all(i["status"] == "RESOLVED" for i in all_incidents(client))
+
+        wait_for(resolved, 60, "every episode released")
+        for k in before:
+            decisions = spec_decisions(before[k] + AFTER[k])
+            kinds = [e["kind"] for e in timeline(client, episode[k])]
+            assert kinds == ["CREATED"] + ["UPDATED"] * (decisions.count("NOTIFY") - 1) + ["RESOLVED"], (k, kinds)
