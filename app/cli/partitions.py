@@ -191,7 +191,7 @@ async def check_drained(admin: AIOKafkaAdminClient, settings: Settings) -> None:
         )
 
 
-async def _create_marker(admin: AIOKafkaAdminClient, settings: Settings) -> None:
+async def create_marker(admin: AIOKafkaAdminClient, settings: Settings) -> None:
     spec = NewTopic(topics.grow_marker(settings), 1, settings.replication_factor)
     response = await admin.create_topics([spec])
     for name, code, *rest in response.topic_errors:
@@ -208,12 +208,20 @@ async def add_partitions(
         progress(f"{name}: {counts[name]} partitions" + (f" → {count}" if name in grow else " (done)"))
     if grow:
         await admin.create_partitions(grow)
-    # The broker answers before every node's metadata shows them: wait until it does.
+    # The broker answers before the new partitions have a leader everywhere: wait until they do.
     deadline = time.monotonic() + 60
-    while (now := await topics.partition_counts(admin, list(counts))) and any(n != count for n in now.values()):
+    while not await _all_led(admin, list(counts), count):
         if time.monotonic() > deadline:
-            raise RuntimeError(f"partitions not visible after 60 s: {now}")
+            raise RuntimeError(f"the new partitions of {sorted(counts)} have no leader after 60 s")
         await asyncio.sleep(0.5)
+
+
+async def _all_led(admin: AIOKafkaAdminClient, names: list[str], count: int) -> bool:
+    described = await admin.describe_topics(names)
+    return all(
+        t["error_code"] == 0 and len(t["partitions"]) == count and all(p["leader"] >= 0 for p in t["partitions"])
+        for t in described
+    )
 
 
 async def _read_partition(consumer: AIOKafkaConsumer, tp: TopicPartition) -> dict[bytes, bytes]:
@@ -234,7 +242,9 @@ async def _read_partition(consumer: AIOKafkaConsumer, tp: TopicPartition) -> dic
     return live
 
 
-async def relayout(settings: Settings, count: int, progress: Callable[[str], None]) -> dict[str, Moved]:
+async def relayout(
+    settings: Settings, count: int, changelogs: list[str], progress: Callable[[str], None]
+) -> dict[str, Moved]:
     """Move every changelog key whose partition changed: its value to the new partition, then a
     tombstone in the old one (in that order, so a crash in between leaves two copies, never none;
     running again writes the same value again and the tombstone)."""
@@ -251,7 +261,7 @@ async def relayout(settings: Settings, count: int, progress: Callable[[str], Non
     await consumer.start()
     await producer.start()
     try:
-        for changelog in topics.CHANGELOGS:
+        for changelog in changelogs:
             name = topics.changelog_topic(settings, changelog)
             moved = report[changelog] = Moved()
             arrived: set[tuple[int, bytes]] = set()  # keys this run moved into a partition read later
@@ -313,11 +323,13 @@ async def grow(settings: Settings, count: int, progress: Callable[[str], None] =
         await check_stopped(admin, settings)
         await check_drained(admin, settings)
         progress("no worker running, every keyed topic drained")
-        await _create_marker(admin, settings)
+        await create_marker(admin, settings)
         await add_partitions(admin, settings, count, progress)
     finally:
         await admin.close()
-    report = await relayout(settings, count, progress)
+    # a worker that never started has no changelog yet (it creates them at N when it first does)
+    changelogs = [c for c in topics.CHANGELOGS if topics.changelog_topic(settings, c) in counts]
+    report = await relayout(settings, count, changelogs, progress)
     admin = await _admin(settings)
     try:
         if topics.grow_marker(settings) in set(await admin.list_topics()):
@@ -329,7 +341,23 @@ async def grow(settings: Settings, count: int, progress: Callable[[str], None] =
         await admin.close()
     moved = ", ".join(f"{c}: {m.moved} of {m.keys} keys moved" for c, m in report.items())
     progress(f"done ({moved}); start the workers and the API with TOCSIN_PUBLISH_PARTITIONS={count}")
+    admin = await _admin(settings)
+    try:  # the command cannot see producers: a publish that came during the grow is reported
+        late = await unconsumed(admin, settings)
+    finally:
+        await admin.close()
+    if late:
+        listed = ", ".join(f"{where} from offset {offset}" for where, offset in sorted(late.items()))
+        raise PublishedDuringGrow(
+            f"records were published while the grow ran (was an API still running?): {listed}. Those routed by "
+            f"the old count are decided against the state of their old partition (a moved key starts afresh "
+            f"there); check their traces once the workers run"
+        )
     return report
+
+
+class PublishedDuringGrow(TocsinError):
+    """The grow is done, but records arrived while it ran."""
 
 
 def cmd_partitions(settings: Settings, count: int) -> None:
@@ -337,3 +365,5 @@ def cmd_partitions(settings: Settings, count: int) -> None:
         asyncio.run(grow(settings, count))
     except Refused as exc:
         raise SystemExit(f"tocsin: partitions refused: {exc}") from None
+    except PublishedDuringGrow as exc:
+        raise SystemExit(f"tocsin: partitions: {exc}") from None

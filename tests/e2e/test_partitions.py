@@ -5,15 +5,22 @@ is running or not drained."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import rocksdict
+from aiokafka.admin import AIOKafkaAdminClient
 
+from app.cli.partitions import add_partitions, create_marker
+from app.kafka.partitioner import KeyPartitioner
+from app.settings import Settings
 from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
 from tests.support.effects import listen
 from tests.support.scaling import METRIC_PROFILE, spec_decisions
@@ -58,6 +65,24 @@ def publish_with_key(client: httpx.Client, partition_key: str, idempotency_key: 
     return event_id
 
 
+async def die_after_adding_partitions(stack: Stack) -> None:
+    """The first steps of ``tocsin partitions --count NEW``, as a run killed right after them left them."""
+    env = stack.env
+    settings = Settings(
+        kafka_bootstrap=env["TOCSIN_KAFKA_BOOTSTRAP"],
+        topic_prefix=env["TOCSIN_TOPIC_PREFIX"],
+        worker_id=env["TOCSIN_WORKER_ID"],
+        publish_partitions=NEW,
+    )
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        await create_marker(admin, settings)
+        await add_partitions(admin, settings, NEW, print)
+    finally:
+        await admin.close()
+
+
 def test_grow_carries_episodes_and_idempotency_keys_to_the_new_count(stack_factory: Callable[..., Stack]) -> None:
     stack = stack_factory(partitions=OLD).start()
     before = {**HOLD, **PEAK}
@@ -88,8 +113,16 @@ def test_grow_carries_episodes_and_idempotency_keys_to_the_new_count(stack_facto
     stack.stop_worker()
     stack.stop_api()
 
+    # A grow that died after adding the partitions, before moving a key: its marker stays, and the
+    # worker refuses to start even with the new count; running the command again finishes the grow.
+    asyncio.run(die_after_adding_partitions(stack))
+    midway = cli(stack, "worker", timeout=120, TOCSIN_PUBLISH_PARTITIONS=str(NEW))
+    assert midway.returncode != 0 and "stopped midway" in midway.stderr, midway.stderr[-2000:]
+    assert f"tocsin partitions --count {NEW}" in midway.stderr, midway.stderr
+
     grown = cli(stack, "partitions", "--count", str(NEW))
     assert grown.returncode == 0, grown.stderr
+    assert "resuming a grow that stopped midway" in grown.stderr, grown.stderr
     moved = {name: (int(n), int(of)) for name, n, of in _MOVED.findall(grown.stderr)}
     print(f"\n{grown.stderr}")
     assert moved.keys() == {"control-state", "idempotency"}, grown.stderr
@@ -140,3 +173,32 @@ def test_grow_carries_episodes_and_idempotency_keys_to_the_new_count(stack_facto
             decisions = spec_decisions(before[k] + AFTER[k])
             kinds = [e["kind"] for e in timeline(client, episode[k])]
             assert kinds == ["CREATED"] + ["UPDATED"] * (decisions.count("NOTIFY") - 1) + ["RESOLVED"], (k, kinds)
+
+    # The worker's local RocksDB ended consistent with the new layout: it restored the moved keys in
+    # their new partitions and applied the tombstones in their old ones (no key left behind).
+    stack.stop_worker()
+    assert_local_tables_follow(stack.worker_data_dir(), NEW, expect=len(before) + len(IDEMPOTENCY_KEYS))
+
+
+def assert_local_tables_follow(data_dir: Path, count: int, expect: int) -> None:
+    """Every key of the worker's RocksDB partitions (``<table>-<partition>.db``) is in the partition
+    the partitioner gives it under ``count`` partitions (Faust's and the progress keys aside)."""
+    everything = list(range(count))
+    partitioner = KeyPartitioner()
+    misplaced, seen = [], 0
+    for path in sorted(data_dir.rglob("*.db")):
+        partition = int(path.stem.rpartition("-")[2])
+        db = rocksdict.Rdict(
+            str(path), options=rocksdict.Options(raw_mode=True), access_type=rocksdict.AccessType.read_only()
+        )
+        try:
+            for key, _value in db.items():
+                if key.startswith((b"\x00", b"__faust")):
+                    continue
+                seen += 1
+                if partitioner(key, everything, everything) != partition:
+                    misplaced.append((path.name, key))
+        finally:
+            db.close()
+    assert misplaced == [], f"keys left in a partition they no longer belong to: {misplaced}"
+    assert seen >= expect, f"only {seen} keys in the local tables under {data_dir}"
