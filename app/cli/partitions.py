@@ -34,6 +34,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
+from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError, for_code
 from aiokafka.protocol.admin import DescribeGroupsRequest_v0, DescribeGroupsRequest_v1, DescribeGroupsRequest_v2
 from aiokafka.protocol.api import Request
@@ -109,10 +110,15 @@ class _DescribeGroups(Request[DescribeGroupsRequest_v0 | DescribeGroupsRequest_v
         return request_struct_class(self.groups)
 
 
-async def members(admin: AIOKafkaAdminClient, group: str) -> tuple[str, int]:
+async def members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -> tuple[str, int]:
     """``(state, members)`` of a consumer group (``Dead``, 0 for one that never existed)."""
     node = await admin.find_coordinator(group)
-    response = await admin._client.send(node, _DescribeGroups([group]))
+    client = AIOKafkaClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=30000)
+    await client.bootstrap()
+    try:
+        response = await client.send(node, _DescribeGroups([group]))
+    finally:
+        await client.close()
     (described,) = response.to_object()["groups"]
     if described["error_code"]:
         raise for_code(described["error_code"])(f"cannot describe the consumer group {group}")
@@ -123,7 +129,7 @@ async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
     """Refuse while a worker (or its retry scheduler) is a member of its consumer group."""
     busy = []
     for group in (settings.worker_id, retry_group(settings)):
-        state, count = await members(admin, group)
+        state, count = await members(admin, settings, group)
         if count:
             busy.append(f"{group} ({count} members, {state})")
     if busy:
