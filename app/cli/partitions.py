@@ -17,8 +17,9 @@ local data and is read whole).
 
 Records still unconsumed would be decided under the new layout against the state of their old
 partition, so the command refuses unless the deployment is drained and stopped: no member in the
-worker's consumer groups, and no record after the group's committed offset on any keyed topic the
-worker consumes. While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an
+worker's consumer groups, and no record the workers have not applied on any keyed topic they consume
+(after the group's committed offset, or on ``publish`` and ``idempotency`` after the next offset
+their table's progress key holds). While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an
 API or worker refuses to start then (app/kafka/topics.py), and running the command again finishes
 a grow that stopped midway (every step is idempotent: partitions only added up to N, a key moved
 again overwrites its own copy). The marker is deleted at the end.
@@ -45,12 +46,14 @@ from app.kafka import topics
 from app.kafka.partitioner import KeyPartitioner
 from app.settings import Settings
 from tables.codecs import (
+    PROGRESS_KEY,
     UnreadableValue,
     dump_control,
     dump_key,
     is_progress_key,
     load_control,
     load_key,
+    load_progress,
 )
 
 # Source topics the worker's consumer group reads: each must be drained (the changelogs are read by
@@ -139,6 +142,33 @@ async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
         )
 
 
+# The topics whose agents keep the next offset to apply in their table (streams/progress.py): that,
+# not the group's committed offset, says what was applied (Faust may commit behind it on these
+# transactional topics, whose commit markers leave offsets no record fills).
+TABLE_SOURCES = ((topics.PUBLISH, topics.CONTROL_CHANGELOG), (topics.IDEMPOTENCY, topics.IDEMPOTENCY_CHANGELOG))
+
+
+async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, int]:
+    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply, as
+    its table's progress key holds it in the changelog (absent: nothing applied there yet)."""
+    names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
+    counts = await topics.partition_counts(admin, names)
+    applied: dict[TopicPartition, int] = {}
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        for source, changelog in TABLE_SOURCES:
+            name = topics.changelog_topic(settings, changelog)
+            for partition in range(counts.get(name, 0)):
+                found = await _read_partition(consumer, TopicPartition(name, partition), is_progress_key)
+                offset = load_progress(found.get(PROGRESS_KEY))
+                if offset is not None:
+                    applied[TopicPartition(settings.topic(source), partition)] = offset
+    finally:
+        await consumer.stop()
+    return applied
+
+
 async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str, int]:
     """``topic[partition]`` → the first offset holding a record the worker's group has not
     consumed, on every topic it must have drained; empty when drained."""
@@ -146,6 +176,7 @@ async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str
     counts = await topics.partition_counts(admin, names)
     committed = await admin.list_consumer_group_offsets(settings.worker_id)
     tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
+    applied = await applied_offsets(admin, settings)
     consumer = AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap,
         group_id=None,
@@ -159,7 +190,7 @@ async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str
         behind = {}
         for tp in tps:
             meta = committed.get(tp)
-            start = max(meta.offset if meta is not None and meta.offset >= 0 else 0, starts[tp])
+            start = max(meta.offset if meta is not None and meta.offset >= 0 else 0, starts[tp], applied.get(tp, 0))
             if start < ends[tp]:
                 behind[tp] = start
         # Offsets past the committed one may hold commit markers only (transactional publishes):
@@ -230,8 +261,11 @@ async def _all_led(admin: AIOKafkaAdminClient, names: list[str], count: int) -> 
     )
 
 
-async def _read_partition(consumer: AIOKafkaConsumer, tp: TopicPartition) -> dict[bytes, bytes]:
-    """The live keys of one changelog partition: the last value of each, tombstones applied."""
+async def _read_partition(
+    consumer: AIOKafkaConsumer, tp: TopicPartition, keep: Callable[[bytes], bool] = lambda _key: True
+) -> dict[bytes, bytes]:
+    """The live keys of one changelog partition (those ``keep`` accepts): the last value of each,
+    tombstones applied."""
     consumer.assign([tp])
     await consumer.seek_to_beginning(tp)
     end = (await consumer.end_offsets([tp]))[tp]
@@ -239,7 +273,7 @@ async def _read_partition(consumer: AIOKafkaConsumer, tp: TopicPartition) -> dic
     while await consumer.position(tp) < end:
         batches = await consumer.getmany(tp, timeout_ms=1000, max_records=5000)
         for record in batches.get(tp, []):
-            if record.offset >= end:
+            if record.offset >= end or not keep(record.key):
                 continue
             if record.value is None:
                 live.pop(record.key, None)
