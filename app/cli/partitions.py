@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -77,8 +77,7 @@ class Moved:
 
     keys: int = 0
     moved: int = 0
-    unreadable: int = 0
-    by_partition: dict[int, int] = field(default_factory=dict)
+    unreadable: int = 0  # values that could not be decoded: moved unchanged
 
 
 def relocated(changelog: str, value: bytes) -> bytes:
@@ -332,7 +331,6 @@ async def relayout(
                     ]
                     await asyncio.gather(*tombstones)
                 moved.moved += len(moves)
-                moved.by_partition[partition] = len(moves)
                 progress(f"{name}[{partition}]: {len(moves)} keys moved to their new partition")
     finally:
         await producer.stop()
@@ -379,7 +377,10 @@ async def grow(settings: Settings, count: int, progress: Callable[[str], None] =
                     raise RuntimeError(f"cannot delete the marker topic {name}: error {code}")
     finally:
         await admin.close()
-    moved = ", ".join(f"{c}: {m.moved} of {m.keys} keys moved" for c, m in report.items())
+    moved = ", ".join(
+        f"{c}: {m.moved} of {m.keys} keys moved" + (f" ({m.unreadable} unreadable)" if m.unreadable else "")
+        for c, m in report.items()
+    )
     progress(f"done ({moved}); start the workers and the API with TOCSIN_PUBLISH_PARTITIONS={count}")
     admin = await _admin(settings)
     try:  # the command cannot see producers: a publish that came during the grow is reported
