@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.client import AIOKafkaClient
-from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError, for_code
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError, for_code
 from aiokafka.protocol.admin import DescribeGroupsRequest_v0, DescribeGroupsRequest_v1, DescribeGroupsRequest_v2
 from aiokafka.protocol.api import Request
 
@@ -60,6 +60,7 @@ from tables.codecs import (
 # recovery, not by the group; the retry topics by their own group, and their records carry no
 # state, so a waiting retry goes on from its partition whatever the count).
 DRAINED = tuple(t for t in topics.KEYED if t not in topics.CHANGELOGS)
+T = TypeVar("T")
 QUIET_POLLS = 3  # polls bringing nothing before the offsets left are taken for commit markers
 
 
@@ -112,8 +113,25 @@ class _DescribeGroups(Request[DescribeGroupsRequest_v0 | DescribeGroupsRequest_v
         return request_struct_class(self.groups)
 
 
+async def _retrying(call: Callable[[], Awaitable[T]]) -> T:
+    """``call()``, again while the broker answers with a retriable error for up to 30 s (a cluster
+    whose offsets topic is still being created has no group coordinator yet)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return await call()
+        except KafkaError as exc:
+            if not exc.retriable or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.5)
+
+
 async def members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -> tuple[str, int]:
     """``(state, members)`` of a consumer group (``Dead``, 0 for one that never existed)."""
+    return await _retrying(lambda: _members(admin, settings, group))
+
+
+async def _members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -> tuple[str, int]:
     node = await admin.find_coordinator(group)
     client = AIOKafkaClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=30000)
     await client.bootstrap()
@@ -173,7 +191,7 @@ async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str
     consumed, on every topic it must have drained; empty when drained."""
     names = [settings.topic(t) for t in DRAINED]
     counts = await topics.partition_counts(admin, names)
-    committed = await admin.list_consumer_group_offsets(settings.worker_id)
+    committed = await _retrying(lambda: admin.list_consumer_group_offsets(settings.worker_id))
     tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
     applied = await applied_offsets(admin, settings)
     consumer = AIOKafkaConsumer(

@@ -9,6 +9,8 @@ import asyncio
 import re
 import subprocess
 import sys
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,14 @@ from typing import Any
 import httpx
 import pytest
 import rocksdict
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 
-from app.cli.partitions import add_partitions, create_marker
+from app.cli.partitions import PublishedDuringGrow, add_partitions, create_marker, grow
 from app.kafka.partitioner import KeyPartitioner
+from app.kafka.topics import ensure_topics, grow_marker, keyed_topics, partition_counts
 from app.settings import Settings
+from devstack.kafka import LocalKafka
 from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
 from tests.support.effects import listen
 from tests.support.scaling import METRIC_PROFILE, spec_decisions
@@ -204,3 +209,42 @@ def assert_local_tables_follow(data_dir: Path, count: int, expect: int) -> None:
             db.close()
     assert misplaced == [], f"keys left in a partition they no longer belong to: {misplaced}"
     assert seen >= expect, f"only {seen} keys in the local tables under {data_dir}"
+
+
+async def test_a_publish_during_the_grow_is_reported(kafka: LocalKafka) -> None:
+    """The command cannot see producers: a record that arrives while it runs is named at the end
+    (exit 1), after the grow itself is done."""
+    tag = uuid.uuid4().hex[:8]
+    settings = Settings(
+        kafka_bootstrap=kafka.bootstrap, topic_prefix=f"g{tag}.", worker_id=f"w{tag}", publish_partitions=2
+    )
+    await ensure_topics(settings)  # a deployment whose worker never ran: every topic empty
+    published: list[int] = []
+
+    async def publish_one() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap)
+        await producer.start()
+        try:
+            published.append((await producer.send_and_wait(settings.topic("publish"), b"{}", key=b"k")).offset)
+        finally:
+            await producer.stop()
+
+    def progress(line: str) -> None:
+        # Once the grow moves keys, a producer it cannot see publishes: on a thread and loop of its
+        # own, awaited here, so the record is stored before the grow goes on.
+        if "moved to their new partition" in line and not published:
+            sender = threading.Thread(target=asyncio.run, args=(publish_one(),))
+            sender.start()
+            sender.join(timeout=60)
+
+    with pytest.raises(PublishedDuringGrow, match=rf"g{tag}\.publish\[\d\] from offset 0"):
+        await grow(settings, 3, progress)
+    assert published == [0]
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    await admin.start()
+    try:  # the grow itself finished: every keyed topic at 3, the marker gone
+        names = await admin.list_topics()
+        assert set((await partition_counts(admin, keyed_topics(settings))).values()) == {3}
+        assert grow_marker(settings) not in names
+    finally:
+        await admin.close()
