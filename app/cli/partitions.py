@@ -426,3 +426,8 @@ def cmd_partitions(settings: Settings, count: int) -> None:
         raise SystemExit(f"tocsin: partitions refused: {exc}") from None
     except PublishedDuringGrow as exc:
         raise SystemExit(f"tocsin: partitions: {exc}") from None
+    except topics.UNREACHABLE as exc:
+        raise SystemExit(
+            f"tocsin: partitions: the broker {settings.kafka_bootstrap} failed ({exc!r}); run the same command "
+            f"again once it answers (a grow that had started resumes where it stopped)"
+        ) from None
