@@ -107,12 +107,13 @@ def ssl_context(settings: Settings) -> ssl.SSLContext | None:
     from aiokafka.helpers import create_ssl_context
 
     password = settings.kafka_ssl_key_password
-    return create_ssl_context(
+    context: ssl.SSLContext = create_ssl_context(
         cafile=settings.kafka_ssl_ca_file,
         certfile=settings.kafka_ssl_cert_file,
         keyfile=settings.kafka_ssl_key_file,
         password=password.get_secret_value() if password is not None else None,
     )
+    return context
 
 
 def security_args(settings: Settings) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def _refusal(settings: Settings, host: str, port: int, exc: BaseException) -> st
     it means the broker is not reachable (yet)."""
     from aiokafka.errors import (
         IllegalSaslStateError,
-        SaslAuthenticationFailedError,
+        SaslAuthenticationFailed,
         UnsupportedSaslMechanismError,
     )
 
@@ -186,7 +187,7 @@ def _refusal(settings: Settings, host: str, port: int, exc: BaseException) -> st
             f"the TLS handshake with the {broker} failed: {_ssl_reason(exc)} "
             f"(does that listener speak {settings.kafka_security_protocol}? a client certificate refused?)"
         )
-    if isinstance(exc, SaslAuthenticationFailedError):
+    if isinstance(exc, SaslAuthenticationFailed):
         detail = f": {exc.args[0]}" if exc.args and exc.args[0] else ""
         return (
             f"the {broker} refused the SASL {settings.kafka_sasl_mechanism} login of user "
