@@ -30,6 +30,12 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("worker", help="the Faust worker")
     kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
     kafka.add_argument("--nodes", type=int, default=1, help="brokers (each also a controller); 3: replicated")
+    kafka.add_argument(
+        "--scram-user",
+        action="append",
+        metavar="NAME:PASSWORD",
+        help="one broker with a SASL_SSL listener (SCRAM, a self-made CA) and this user; repeatable",
+    )
     sub.add_parser("kafka-check", help="connect to the configured Kafka (TLS, SASL) and list brokers and topics")
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
@@ -65,7 +71,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
     elif args.command == "worker":
         cmd_worker(settings)
     elif args.command == "kafka":
-        cmd_kafka(settings, args.nodes)
+        cmd_kafka(settings, args.nodes, args.scram_user)
     elif args.command == "kafka-check":
         cmd_kafka_check(settings)
     elif args.command == "migrate":
