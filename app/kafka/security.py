@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from app.errors import TocsinError
 
 if TYPE_CHECKING:
-    from faust.types.auth import CredentialsT
+    import faust
 
     from app.settings import Settings
 
@@ -134,7 +134,7 @@ def client_args(settings: Settings) -> dict[str, Any]:
     return {"bootstrap_servers": settings.kafka_bootstrap, **security_args(settings)}
 
 
-def faust_credentials(settings: Settings) -> CredentialsT | None:
+def faust_credentials(settings: Settings) -> faust.SSLCredentials | faust.SASLCredentials | None:
     """The Faust app's ``broker_credentials`` for the same settings (None: PLAINTEXT).
 
     Faust passes them to every client it builds (its consumers, producers, transactional producers):
