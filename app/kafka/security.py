@@ -157,16 +157,6 @@ def faust_credentials(settings: Settings) -> faust.SSLCredentials | faust.SASLCr
     )
 
 
-def _hosts(bootstrap: str) -> list[tuple[str, int]]:
-    out = []
-    for part in (p.strip() for p in bootstrap.split(",")):
-        if not part:
-            continue
-        host, _, port = part.rpartition(":")
-        out.append((host.strip("[]") or part, int(port) if port.isdigit() else 9092))
-    return out
-
-
 def _refusal(settings: Settings, host: str, port: int, exc: BaseException) -> str | None:
     """A readable reason when ``exc`` means the broker or the client refused the other; None when
     it means the broker is not reachable (yet)."""
@@ -193,7 +183,14 @@ def _refusal(settings: Settings, host: str, port: int, exc: BaseException) -> st
             f"the {broker} refused the SASL {settings.kafka_sasl_mechanism} login of user "
             f"{settings.kafka_sasl_username!r}{detail} (check TOCSIN_KAFKA_SASL_USERNAME and the password)"
         )
-    if isinstance(exc, UnsupportedSaslMechanismError | IllegalSaslStateError):
+    protocol = f"TOCSIN_KAFKA_SECURITY_PROTOCOL={settings.kafka_security_protocol}"
+    if isinstance(exc, ConnectionResetError) and settings.kafka_security_protocol in SSL_PROTOCOLS:
+        # aiokafka's connect: a raw OSError comes from the TCP connect or the TLS handshake, and a
+        # listening port resets a connection there when it does not speak TLS
+        return f"the {broker} closed the connection during the TLS handshake: does that listener speak {protocol}?"
+    if isinstance(exc, IllegalSaslStateError):
+        return f"the {broker} takes no SASL login on that listener: does it speak {protocol}?"
+    if isinstance(exc, UnsupportedSaslMechanismError):
         return f"the {broker} does not accept TOCSIN_KAFKA_SASL_MECHANISM={settings.kafka_sasl_mechanism}: {exc}"
     return None
 
@@ -207,11 +204,13 @@ async def check_access(settings: Settings) -> None:
     """
     if settings.kafka_security_protocol == "PLAINTEXT":
         return  # nothing to refuse
-    from aiokafka.conn import create_conn
+    from aiokafka.conn import collect_hosts, create_conn
+    from aiokafka.errors import KafkaConnectionError
+    from aiokafka.protocol.metadata import MetadataRequest
 
     args = security_args(settings)
     refused: list[str] = []
-    for host, port in _hosts(settings.kafka_bootstrap):
+    for host, port, _family in collect_hosts(settings.kafka_bootstrap):
         try:
             async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
                 timeout_ms = int(CHECK_TIMEOUT_SECONDS * 1000)
@@ -221,7 +220,21 @@ async def check_access(settings: Settings) -> None:
             if reason is not None:
                 refused.append(reason)
             continue
-        conn.close()
+        try:
+            if settings.kafka_security_protocol == "SSL":
+                # a SASL_SSL listener answers ApiVersions before a login, then drops a client that sends no login
+                async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
+                    await conn.send(MetadataRequest([]))
+        except KafkaConnectionError as exc:  # closed on us; a timeout or the like stays "unreachable"
+            refused.append(
+                f"the Kafka broker {host}:{port} accepted the TLS connection but closed it at the first request "
+                f"({exc!r}): does that listener want a SASL login (TOCSIN_KAFKA_SECURITY_PROTOCOL=SASL_SSL)?"
+            )
+            continue
+        except (TimeoutError, OSError):
+            continue
+        finally:
+            conn.close()
         return  # one broker let us in: the others' troubles are the clients' to retry
     if refused:
         raise KafkaAccessError(refused[0])

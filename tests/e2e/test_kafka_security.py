@@ -165,3 +165,29 @@ def test_untrusted_broker_certificate_stops_the_process_with_one_line(
     stack = secure_stack(SSL_CA_FILE=str(other_ca.ca_file))
     done = _cli(stack, command)
     _assert_one_clear_line(done, "TLS certificate is not trusted", str(other_ca.ca_file))
+
+
+@pytest.mark.parametrize(
+    ("listener", "client", "expected"),
+    [
+        ("plaintext", {"SECURITY_PROTOCOL": "SASL_SSL"}, "closed the connection during the TLS handshake"),
+        ("plaintext", {"SECURITY_PROTOCOL": "SASL_PLAINTEXT", "SSL_CA_FILE": None}, "takes no SASL login"),
+        (
+            "sasl_ssl",
+            {"SECURITY_PROTOCOL": "SSL", "SASL_MECHANISM": None, "SASL_USERNAME": None, "SASL_PASSWORD": None},
+            "accepted the TLS connection but closed it at the first request",
+        ),
+    ],
+)
+def test_a_listener_speaking_another_protocol_is_named(
+    secure_stack: Callable[..., Stack],
+    secure_kafka: LocalKafka,
+    listener: str,
+    client: dict[str, str | None],
+    expected: str,
+) -> None:
+    """The client's protocol is not the listener's: one line saying so, not a wait for a broker that answers."""
+    port = secure_kafka.internal_port if listener == "plaintext" else secure_kafka.port
+    stack = secure_stack(BOOTSTRAP=f"{secure_kafka.host}:{port}", **client)
+    done = _cli(stack, "kafka-check")
+    _assert_one_clear_line(done, expected, f"{secure_kafka.host}:{port}")
