@@ -190,3 +190,31 @@ def test_cli_names_the_variable_in_one_line() -> None:
     assert done.stderr.strip() == (
         "tocsin: configuration refused: TOCSIN_KAFKA_SECURITY_PROTOCOL=SASL_SSL needs TOCSIN_KAFKA_SASL_USERNAME"
     )
+
+
+def test_every_kafka_client_of_the_product_is_built_with_the_security_arguments() -> None:
+    """Each aiokafka client built in app/, api/, streams/ and tables/ takes ``**client_args(...)``,
+    and the Faust app its ``broker_credentials``: a client added without them would talk PLAINTEXT
+    to a managed Kafka."""
+    import ast
+
+    clients = {"AIOKafkaProducer", "AIOKafkaConsumer", "AIOKafkaAdminClient", "AIOKafkaClient"}
+    built, missing = [], []
+    for package in ("app", "api", "streams", "tables"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = ast.unparse(node.func).rpartition(".")[2]
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                if name in clients:
+                    built.append(where)
+                    spread = [ast.unparse(k.value) for k in node.keywords if k.arg is None]
+                    if not any(s.startswith("client_args(") for s in spread):
+                        missing.append(where)
+                elif ast.unparse(node.func) == "faust.App":
+                    built.append(where)
+                    if "broker_credentials" not in {k.arg for k in node.keywords}:
+                        missing.append(where)
+    assert len(built) >= 7, built  # the API's two producers, the worker's app and clients, admin, CLI
+    assert missing == [], missing
