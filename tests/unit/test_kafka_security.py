@@ -218,3 +218,13 @@ def test_every_kafka_client_of_the_product_is_built_with_the_security_arguments(
                         missing.append(where)
     assert len(built) >= 7, built  # the API's two producers, the worker's app and clients, admin, CLI
     assert missing == [], missing
+
+
+def test_tocsin_run_refuses_security_settings_for_its_plaintext_broker(tmp_path: Path) -> None:
+    env = {**os.environ, "TOCSIN_VAR_DIR": str(tmp_path), "TOCSIN_KAFKA_SECURITY_PROTOCOL": "SSL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("tocsin: `tocsin run` starts its own PLAINTEXT broker, but ")
+    assert not (tmp_path / "kafka").exists()  # refused before starting anything
