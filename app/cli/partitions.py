@@ -44,6 +44,7 @@ from app.cli.common import say
 from app.errors import TocsinError
 from app.kafka import topics
 from app.kafka.partitioner import KeyPartitioner
+from app.kafka.security import client_args, start_client
 from app.settings import Settings
 from tables.codecs import (
     PROGRESS_KEY,
@@ -95,8 +96,8 @@ def relocated(changelog: str, value: bytes) -> bytes:
 
 
 async def _admin(settings: Settings) -> AIOKafkaAdminClient:
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=30000)
-    await admin.start()
+    admin = AIOKafkaAdminClient(**client_args(settings), request_timeout_ms=30000)
+    await start_client(admin, settings)  # a refused login or certificate: one line (app/cli/main.py)
     return admin
 
 
@@ -133,7 +134,7 @@ async def members(admin: AIOKafkaAdminClient, settings: Settings, group: str) ->
 
 async def _members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -> tuple[str, int]:
     node = await admin.find_coordinator(group)
-    client = AIOKafkaClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=30000)
+    client = AIOKafkaClient(**client_args(settings), request_timeout_ms=30000)
     await client.bootstrap()
     try:
         response = await client.send(node, _DescribeGroups([group]))
@@ -171,7 +172,7 @@ async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dic
     names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
     counts = await topics.partition_counts(admin, names)
     applied: dict[TopicPartition, int] = {}
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
     await consumer.start()
     try:
         for source, changelog in TABLE_SOURCES:
@@ -195,7 +196,7 @@ async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str
     tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
     applied = await applied_offsets(admin, settings)
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka_bootstrap,
+        **client_args(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",  # the worker's own view: aborted records are never consumed
@@ -309,12 +310,12 @@ async def relayout(
     everything = list(range(count))
     report: dict[str, Moved] = {}
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.kafka_bootstrap,
+        **client_args(settings),
         group_id=None,
         enable_auto_commit=False,
         max_partition_fetch_bytes=8 * 1024 * 1024,
     )
-    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", enable_idempotence=True)
+    producer = AIOKafkaProducer(**client_args(settings), acks="all", enable_idempotence=True)
     await consumer.start()
     await producer.start()
     try:
