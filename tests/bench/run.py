@@ -3,7 +3,8 @@
 Sections (``SECTIONS``; ``--only NAME`` runs one) return a dict of figures; the run prints a
 table and one ``BENCH_JSON {...}`` line, saved to bench-results/latest.json. ``publish`` drives
 the real stack over HTTP keep-alive with wrk, next to a trivial FastAPI endpoint validating the
-same body (tests/bench/trivial_app.py); ``iam`` and ``federation`` time the hot paths in-process.
+same body (tests/bench/trivial_app.py); ``iam`` and ``federation`` time the hot paths in-process;
+``tracing`` measures the publish with tracing off and on (exporting to a local OTLP receiver).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
+from tests.support.otlp import otlp_receiver
 from tests.support.stack import ROOT, Stack, wait_for
 
 LUA = Path(__file__).with_name("publish.lua")
@@ -370,6 +372,104 @@ def section_webhook_client(bench: Bench) -> dict[str, Any]:
 
 # In-process like iam and federation: before the sections that leave workers draining backlogs.
 SECTIONS.insert(2, Section("webhook_client", section_webhook_client, render_webhook_client))
+
+
+def section_tracing(bench: Bench) -> dict[str, Any]:
+    """Publish cost with tracing off and on (issue 19, item 6): the API measured with wrk as in
+    ``publish``, off, then restarted exporting its spans to a local OTLP/HTTP receiver, then off
+    again (the two off runs bracket the on run: their mean is the baseline); and the work a
+    publish does for tracing when it is off, timed in-process."""
+    ensure_wrk()
+    stack = bench.stack()
+    with stack.client() as client:
+        resp = client.post("workflow_topics", json={"key": "bench"})
+        if resp.status_code not in (200, 201, 409):
+            raise BenchError(f"creating the workflow topic failed: {resp.status_code} {resp.text}")
+    authorization = f"Bearer {stack.credentials['access_token']}"
+    url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/bench/publish"
+
+    def restart_api(env: dict[str, str] | None) -> None:
+        stack.stop_api()
+        stack.api = stack._spawn("api", stack.var_dir / "api.log", env=env)
+
+        def accepted() -> bool:
+            try:
+                return check_post(url, authorization) == 202
+            except httpx.HTTPError:
+                return False  # not listening yet
+
+        wait_for(accepted, 120, "the restarted API")
+
+    def run(name: str) -> dict[str, Any]:
+        assert stack.api is not None
+        return measure(bench, name, url, authorization, {"server": stack.api.pid, "worker": stack.workers[0].pid})
+
+    off = run("tracing off")
+    with otlp_receiver() as (received, endpoint):
+        restart_api({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})
+        on = run("tracing on")
+        restart_api(None)  # stopped while the receiver listens: its last spans are exported
+        spans = len([s for s in received.snapshot() if s.name == "publish"])
+    off_again = run("tracing off again")
+    valid = off["valid"] and on["valid"] and off_again["valid"]
+    base = (off["rps"] + off_again["rps"]) / 2 if valid else None
+    return {
+        "off": off,
+        "on": on,
+        "off_again": off_again,
+        "ratio_on_off": round(on["rps"] / base, 3) if base else None,
+        "off_spread": round(abs(off["rps"] - off_again["rps"]) / base, 3) if base else None,
+        "publish_spans_exported": spans,
+        "off_path_ns": off_path_ns(),
+        "errors": off["errors"] + on["errors"] + off_again["errors"],
+    }
+
+
+def off_path_ns(rounds: int = 1_000_000) -> float:
+    """Nanoseconds a publish spends on tracing when it is off: the fast path's and the producer's
+    check of ``tracing.enabled`` (nothing else runs), less the same loop without them."""
+    from app.observability import tracing
+
+    started = time.perf_counter_ns()
+    for _ in range(rounds):
+        if tracing.enabled:
+            raise BenchError("tracing is on in the bench process")
+        if tracing.enabled:
+            raise BenchError("tracing is on in the bench process")
+    checked = time.perf_counter_ns() - started
+    started = time.perf_counter_ns()
+    for _ in range(rounds):
+        pass
+    return round(max(0, checked - (time.perf_counter_ns() - started)) / rounds, 1)
+
+
+def render_tracing(fig: dict[str, Any]) -> list[str]:
+    def rps(run: dict[str, Any]) -> str:
+        return f"{run['rps']:,.0f}" if run["valid"] else "ERRORS"
+
+    lines = [
+        f"publishes/s  off {rps(fig['off'])}  on {rps(fig['on'])}  off again {rps(fig['off_again'])}",
+        f"p99 ms       off {fig['off']['p99_ms']}  on {fig['on']['p99_ms']}  off again {fig['off_again']['p99_ms']}",
+        f"CPU% api     off {fig['off']['cpu_pct'].get('server')}  on {fig['on']['cpu_pct'].get('server')}"
+        f"  off again {fig['off_again']['cpu_pct'].get('server')}",
+        f"publish spans the local OTLP receiver got during the on run: {fig['publish_spans_exported']:,}",
+    ]
+    if fig["ratio_on_off"] is None:
+        lines.append("ratio on/off: n/a (a run had errors)")
+    else:
+        cost = 1 - fig["ratio_on_off"]
+        lines.append(
+            f"ratio on/off: {fig['ratio_on_off']:.3f} (cost {cost:.1%}; target <= 10%: "
+            f"{'met' if cost <= 0.10 else 'NOT met'}); the two off runs differ by {fig['off_spread']:.1%} (noise)"
+        )
+    lines.append(
+        f"off: {fig['off_path_ns']} ns of tracing work per publish (two checks of a flag; no SDK is loaded, "
+        "no header written or read) — below what any throughput run can resolve"
+    )
+    return lines
+
+
+SECTIONS.append(Section("tracing", section_tracing, render_tracing))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
