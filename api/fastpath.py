@@ -95,7 +95,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         receive=receive,
     )
     try:
-        if not tracing.enabled:
+        if not tracing.enabled or not tracing.traced(scope):
             event_id = await accepting
         else:  # the publisher puts the span's traceparent on the record (app/observability/tracing.py)
             with tracing.server_span("publish", scope, org_id, topic) as span:

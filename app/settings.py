@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     # Tracing (app/observability/tracing.py): OTLP/HTTP base URL (spans go to {url}/v1/traces); empty:
     # the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, else tracing is off.
     otlp_endpoint: str = ""
+    # The share of publishes the API starts a trace for (a caller's traceparent is always continued);
+    # the worker traces only events that arrive with one. Decided before any span work.
+    trace_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     # Input limits (422 VAL-001 with the failing field in details; see app/domain/limits.py).
     max_publish_data_bytes: int = Field(default=64 * 1024, ge=2, le=16 * 1024 * 1024)

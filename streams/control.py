@@ -143,6 +143,9 @@ async def _decide(
 
 
 def _decide_span(event: Any, record: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    parent = tracing.context_from_headers(event.headers)
+    if parent is None:  # published untraced (TOCSIN_TRACE_SAMPLE_RATIO), or a tick: nothing to continue
+        return _NO_SPAN
     attributes = {
         "tocsin.event_id": record["id"],
         "tocsin.organization_id": record["organization_id"],
@@ -150,7 +153,7 @@ def _decide_span(event: Any, record: dict[str, Any]) -> contextlib.AbstractConte
         "messaging.kafka.offset": event.message.offset,
         "messaging.destination.partition.id": str(event.message.partition),
     }
-    return tracing.child_span("decide", tracing.context_from_headers(event.headers), "consumer", attributes)
+    return tracing.child_span("decide", parent, "consumer", attributes)
 
 
 async def _deliver_and_write(

@@ -42,8 +42,9 @@ _RECORD_ATTRS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__
     "asctime",
     "color_message",
 }
-# Library loggers whose INFO lines say nothing an operator needs (alembic lists its plugins at import).
-QUIET_LOGGERS = {"alembic.runtime.plugins": logging.WARNING}
+# Library loggers whose INFO lines say nothing an operator needs: alembic lists its plugins at
+# import; httpx logs every request (``tocsin run`` polls the API's readiness with it).
+QUIET_LOGGERS = {"alembic.runtime.plugins": logging.WARNING, "httpx": logging.WARNING}
 
 
 def choose_format(setting: str, stream: TextIO) -> Format:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterable, Iterator, Mapping
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import structlog
@@ -32,10 +33,12 @@ from app.settings import Settings
 
 HEADER = "traceparent"
 ITEM_FIELD = "traceparent"  # on the delivery and incident items the control agent sends
+PUBLISH_ROUTE = "POST /v1/organizations/{org_id}/workflow_topics/{topic}/publish"
 
 enabled = False  # read on every hot path: False costs one global lookup
 _tracer: Any = None
 _provider: Any = None
+_ratio = 1.0  # TOCSIN_TRACE_SAMPLE_RATIO
 
 
 def endpoint(settings: Settings, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -54,7 +57,7 @@ def endpoint(settings: Settings, environ: Mapping[str, str] = os.environ) -> str
 def setup(settings: Settings, service: str) -> bool:
     """Export this process's spans when an endpoint is set (:func:`endpoint`); whether it is on.
     The service name is ``OTEL_SERVICE_NAME`` or ``tocsin-<service>``."""
-    global enabled, _tracer, _provider
+    global enabled, _tracer, _provider, _ratio
     url = endpoint(settings)
     if url is None:
         return False
@@ -69,7 +72,21 @@ def setup(settings: Settings, service: str) -> bool:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
     trace.set_tracer_provider(provider)
     _provider, _tracer, enabled = provider, provider.get_tracer("tocsin"), True
+    _ratio = settings.trace_sample_ratio
     return True
+
+
+def traced(scope: Mapping[str, Any], random: Callable[[], float] = random.random) -> bool:
+    """Whether the API traces this publish (tracing on): always when the caller sent a
+    ``traceparent`` (its sampled flag then decides, as the SDK's parent-based sampler does), else
+    for ``TOCSIN_TRACE_SAMPLE_RATIO`` of them, decided here before any span work: an untraced
+    publish costs a random number, its record has no trace header and the worker traces nothing."""
+    if _ratio >= 1.0:
+        return True
+    for header, _value in scope["headers"]:
+        if header == b"traceparent":
+            return True
+    return random() < _ratio
 
 
 def shutdown() -> None:
@@ -106,14 +123,18 @@ def context_from_traceparent(value: str | bytes | None) -> Any:
 
 
 def context_from_headers(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None) -> Any:
-    """The context of a Kafka record's ``traceparent`` header (pairs of name and bytes, or a mapping)."""
+    """The context of a Kafka record's valid ``traceparent`` header (pairs of name and bytes, or a
+    mapping); None without one (the record is not traced)."""
     if not headers:
-        return context_from_traceparent(None)
+        return None
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     for name, value in pairs:
         if name == HEADER:
-            return context_from_traceparent(bytes(value))
-    return context_from_traceparent(None)
+            from opentelemetry.trace import get_current_span
+
+            context = context_from_traceparent(bytes(value))
+            return context if get_current_span(context).get_span_context().is_valid else None
+    return None
 
 
 def forwarded(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None) -> list[tuple[str, bytes]]:
@@ -125,12 +146,20 @@ def forwarded(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None)
 
 
 def record_headers() -> list[tuple[str, bytes]]:
-    """The Kafka headers carrying the current span's context ([] outside a span or when off)."""
+    """The Kafka headers carrying the current span's context ([] outside a span or when off):
+    ``traceparent`` formatted here (the propagator's generic carrier costs more per publish), and
+    ``tracestate`` when the span has one."""
     if not enabled:
         return []
-    carrier: dict[str, str] = {}
-    _propagator().inject(carrier)
-    return [(name, value.encode("latin-1")) for name, value in carrier.items()]
+    from opentelemetry.trace import get_current_span
+
+    ctx = get_current_span().get_span_context()
+    if not ctx.is_valid:
+        return []
+    headers = [(HEADER, f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}".encode())]
+    if ctx.trace_state:
+        headers.append(("tracestate", ctx.trace_state.to_header().encode("latin-1")))
+    return headers
 
 
 @contextlib.contextmanager
@@ -144,14 +173,10 @@ def server_span(name: str, scope: Mapping[str, Any], org_id: str, topic: str) ->
         if header == b"traceparent":
             parent = context_from_traceparent(bytes(value))
             break
-    attributes = {
-        "http.request.method": scope["method"],
-        "http.route": "/v1/organizations/{org_id}/workflow_topics/{topic}/publish",
-        "tocsin.organization_id": org_id,
-        "tocsin.topic": topic,
-    }
+    attributes = {"http.route": PUBLISH_ROUTE, "tocsin.organization_id": org_id, "tocsin.topic": topic}
     with _tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes) as span:
-        structlog.contextvars.bind_contextvars(trace_id=trace_id_of(span))
+        if span.is_recording():
+            structlog.contextvars.bind_contextvars(trace_id=trace_id_of(span))
         yield span
 
 

@@ -87,11 +87,24 @@ def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(span
     assert second.parent is None
 
 
-def test_a_record_without_traceparent_starts_a_new_trace(spans: InMemorySpanExporter) -> None:
-    for headers in (None, [], [("tx", b"0/1")]):
-        with tracing.child_span("decide", tracing.context_from_headers(headers), "consumer", {}):
-            pass
-    assert [s.parent for s in spans.get_finished_spans()] == [None, None, None]
+def test_a_record_without_a_valid_traceparent_is_not_traced() -> None:
+    for headers in (None, [], [("tx", b"0/1")], [("traceparent", b"00-zz-not-a-trace")], {"traceparent": b""}):
+        assert tracing.context_from_headers(headers) is None, headers
+    valid = [("traceparent", b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")]
+    assert tracing.context_from_headers(valid) is not None
+
+
+def test_the_sample_ratio_is_decided_before_any_span(monkeypatch: pytest.MonkeyPatch) -> None:
+    plain: dict[str, Any] = {"headers": [(b"accept", b"*/*")]}
+    from_caller: dict[str, Any] = {"headers": [(b"traceparent", b"00-0af7-b7ad-01")]}
+    monkeypatch.setattr(tracing, "_ratio", 1.0)
+    assert tracing.traced(plain, random=lambda: 0.999)
+    monkeypatch.setattr(tracing, "_ratio", 0.1)
+    assert tracing.traced(plain, random=lambda: 0.05)
+    assert not tracing.traced(plain, random=lambda: 0.5)
+    assert tracing.traced(from_caller, random=lambda: 0.5), "a caller's trace is always continued"
+    monkeypatch.setattr(tracing, "_ratio", 0.0)
+    assert not tracing.traced(plain, random=lambda: 0.0)
 
 
 def test_forwarded_keeps_only_the_trace_headers() -> None:
