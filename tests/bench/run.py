@@ -440,8 +440,55 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
         "off_spread": round(abs(off["rps"] - off_again["rps"]) / base, 3) if base else None,
         "publish_spans_exported": spans,
         "off_path_ns": off_path_ns(),
+        "traced_publish_cpu_us": traced_publish_cpu_us(),
         "errors": sum(r["errors"] for r in runs),
     }
+
+
+def traced_publish_cpu_us(count: int = 5000) -> dict[str, float]:
+    """CPU microseconds (this thread's only: the receiver's thread is not counted) of what a traced
+    publish adds to the API: its span with the header, and its share of the OTLP export (protobuf
+    encoding and the HTTP request, batches of 512 as the SDK's batch processor sends them)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from app.observability import tracing
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    saved = tracing._tracer, tracing.enabled
+    tracing._tracer, tracing.enabled = provider.get_tracer("bench"), True
+    scope: dict[str, Any] = {"method": "POST", "headers": [(b"content-type", b"application/json")]}
+    try:
+        started = time.thread_time()
+        for _ in range(count):
+            with tracing.server_span("publish", scope, "org_bench", "bench") as span:
+                tracing.record_headers()
+                span.set_attribute("tocsin.event_id", "evt_bench")
+        spans = time.thread_time() - started
+    finally:
+        tracing._tracer, tracing.enabled = saved
+        structlog_clear()
+    finished = list(memory.get_finished_spans())
+    with otlp_receiver() as (received, endpoint):
+        exporter = OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")
+        started = time.thread_time()
+        for i in range(0, len(finished), 512):
+            exporter.export(finished[i : i + 512])
+        export = time.thread_time() - started
+        exporter.shutdown()
+        if len(received.snapshot()) != count:
+            raise BenchError(f"the receiver got {len(received.snapshot())} of {count} spans")
+    return {"span_us": round(spans / count * 1e6, 1), "export_us": round(export / count * 1e6, 1)}
+
+
+def structlog_clear() -> None:
+    import structlog
+
+    structlog.contextvars.clear_contextvars()
 
 
 def off_path_ns(rounds: int = 1_000_000) -> float:
@@ -488,6 +535,11 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
         if fig[key] is not None:
             verdict = "met" if fig[key] <= 0.10 else "NOT met"
             lines.append(f"API CPU per publish, {label} vs off: {fig[key]:+.1%} (target <= +10%: {verdict})")
+    work = fig["traced_publish_cpu_us"]
+    lines.append(
+        f"in-process, CPU per traced publish: span and header {work['span_us']} us + its share of the OTLP export "
+        f"{work['export_us']} us (compare with 'api CPU us/pub' off)"
+    )
     lines.append(
         f"off: {fig['off_path_ns']} ns of tracing work per publish (two checks of a flag; no SDK is loaded, "
         "no header written or read): below what a throughput run can resolve"
