@@ -56,7 +56,7 @@ def run_worker() -> None:
 
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
     throttle_library_logs()
-    tracing.setup(settings, "worker")  # nothing when no OTLP endpoint is set
+    tracing.setup(settings.otlp_endpoint, settings.trace_sample_ratio, "worker")  # nothing when no OTLP endpoint is set
     asyncio.run(ensure_topics_when_reachable(settings))  # the changelogs are named after this worker's group
     # Faust leaves logging as ``tocsin worker`` set it up (app/observability/logs.py: one format for
     # its lines and ours) instead of installing its own handler and format.

@@ -17,7 +17,7 @@ def cmd_api(settings: Settings) -> None:
     from app.observability.logthrottle import throttle_library_logs
 
     throttle_library_logs()
-    tracing.setup(settings, "api")  # nothing when no OTLP endpoint is set
+    tracing.setup(settings.otlp_endpoint, settings.trace_sample_ratio, "api")  # nothing without an OTLP endpoint
     app = create_app(settings, signing_keys(settings))  # a bad key stops here, before anything starts
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.

@@ -29,8 +29,6 @@ from typing import Any
 
 import structlog
 
-from app.settings import Settings
-
 HEADER = "traceparent"
 ITEM_FIELD = "traceparent"  # on the delivery and incident items the control agent sends
 PUBLISH_ROUTE = "POST /v1/organizations/{org_id}/workflow_topics/{topic}/publish"
@@ -41,12 +39,13 @@ _provider: Any = None
 _ratio = 1.0  # TOCSIN_TRACE_SAMPLE_RATIO
 
 
-def endpoint(settings: Settings, environ: Mapping[str, str] = os.environ) -> str | None:
-    """The OTLP/HTTP traces URL spans are exported to, or None (tracing off)."""
+def endpoint(otlp_endpoint: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """The OTLP/HTTP traces URL spans are exported to (``TOCSIN_OTLP_ENDPOINT``, else the standard
+    variables), or None (tracing off)."""
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
-    if settings.otlp_endpoint:
-        return settings.otlp_endpoint.rstrip("/") + "/v1/traces"
+    if otlp_endpoint:
+        return otlp_endpoint.rstrip("/") + "/v1/traces"
     if traces := environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip():
         return traces
     if base := environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip():
@@ -54,11 +53,12 @@ def endpoint(settings: Settings, environ: Mapping[str, str] = os.environ) -> str
     return None
 
 
-def setup(settings: Settings, service: str) -> bool:
-    """Export this process's spans when an endpoint is set (:func:`endpoint`); whether it is on.
-    The service name is ``OTEL_SERVICE_NAME`` or ``tocsin-<service>``."""
+def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
+    """Export this process's spans when an endpoint is set (:func:`endpoint`), starting a trace for
+    ``sample_ratio`` of the publishes (:func:`traced`); whether it is on. The service name is
+    ``OTEL_SERVICE_NAME`` or ``tocsin-<service>``."""
     global enabled, _tracer, _provider, _ratio
-    url = endpoint(settings)
+    url = endpoint(otlp_endpoint)
     if url is None:
         return False
     from opentelemetry import trace
@@ -72,7 +72,7 @@ def setup(settings: Settings, service: str) -> bool:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
     trace.set_tracer_provider(provider)
     _provider, _tracer, enabled = provider, provider.get_tracer("tocsin"), True
-    _ratio = settings.trace_sample_ratio
+    _ratio = sample_ratio
     return True
 
 

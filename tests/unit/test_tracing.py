@@ -42,13 +42,13 @@ def _by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
 
 
 def test_the_endpoint_comes_from_tocsin_or_the_standard_variables() -> None:
-    plain = Settings(otlp_endpoint="")
-    assert tracing.endpoint(plain, {}) is None
-    assert tracing.endpoint(Settings(otlp_endpoint="http://c:4318/"), {}) == "http://c:4318/v1/traces"
-    assert tracing.endpoint(plain, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}) == "http://c:4318/v1/traces"
+    assert tracing.endpoint("", {}) is None
+    assert tracing.endpoint("http://c:4318/", {}) == "http://c:4318/v1/traces"
+    assert tracing.endpoint("", {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}) == "http://c:4318/v1/traces"
     both = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t/x"}
-    assert tracing.endpoint(plain, both) == "http://t/x"
-    assert tracing.endpoint(Settings(otlp_endpoint="http://c:4318"), {"OTEL_SDK_DISABLED": "true"}) is None
+    assert tracing.endpoint("", both) == "http://t/x"
+    assert tracing.endpoint("http://c:4318", {"OTEL_SDK_DISABLED": "true"}) is None
+    assert Settings(otlp_endpoint="http://c:4318").otlp_endpoint == "http://c:4318"
 
 
 def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: InMemorySpanExporter) -> None:
@@ -118,8 +118,8 @@ def test_off_no_header_and_no_sdk_loaded() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TOCSIN_OTLP"))}
     code = (
         "import sys; from app.settings import Settings; from app.observability import tracing; "
-        "print(tracing.setup(Settings(), 'api'), tracing.enabled, tracing.record_headers(), "
-        "[m for m in sys.modules if m.startswith('opentelemetry.sdk')])"
+        "s = Settings(); on = tracing.setup(s.otlp_endpoint, s.trace_sample_ratio, 'api'); "
+        "print(on, tracing.enabled, tracing.record_headers(), [m for m in sys.modules if 'opentelemetry.sdk' in m])"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False [] []"
