@@ -159,7 +159,9 @@ def configure(log_format: str = "auto", level: str = "INFO", stream: TextIO | No
         cache_logger_on_first_use=True,
     )
     generation = _configured.get("generation", 0) + 1
-    _configured.update(format=fmt, stream=out, level=number, chain=native_processors(fmt), generation=generation)
+    _configured.update(
+        format=fmt, stream=out, level=number, chain=native_processors(fmt), generation=generation, handler=handler
+    )
     return fmt
 
 
@@ -224,8 +226,13 @@ def write_many(name: str, event: str, rows: Iterable[Mapping[str, Any]]) -> None
         lines.append(event_dict)
     if lines:
         out: TextIO = _configured["stream"]
-        out.write("\n".join(lines) + "\n")
-        out.flush()
+        handler: logging.Handler = _configured["handler"]
+        handler.acquire()  # not between the lines of a library's record written from another thread
+        try:
+            out.write("\n".join(lines) + "\n")
+            out.flush()
+        finally:
+            handler.release()
 
 
 def parse_line(line: str) -> dict[str, Any]:
