@@ -31,7 +31,7 @@ import structlog
 
 HEADER = "traceparent"
 ITEM_FIELD = "traceparent"  # on the delivery and incident items the control agent sends
-PUBLISH_ROUTE = "POST /v1/organizations/{org_id}/workflow_topics/{topic}/publish"
+PUBLISH_ROUTE = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish"
 
 enabled = False  # read on every hot path: False costs one global lookup
 _tracer: Any = None
