@@ -2,8 +2,8 @@
 
 ``POST /v1/organizations/{org_id}/workflow_topics/{topic}/publish`` is answered here by
 :func:`api.routes.publish.accept_publish`, the same code the FastAPI route runs, with the same
-JSON bodies (:func:`api.errors.describe`) and the same ``X-Request-ID`` rule as
-``RequestIdMiddleware`` (echo the caller's, at most 128 bytes, or assign one). Routing,
+JSON bodies (:func:`api.errors.describe`) and the same ``X-Request-ID`` as every other request
+(:func:`request_id`: the caller's when it is safe to log, else a new one). Routing,
 middleware and dependency solving cost about half of a publish in FastAPI; here one
 ``str.split`` finds the route. Every other request, and a publish before the lifespan has
 created the state, goes through FastAPI unchanged. The FastAPI route stays: it documents
@@ -13,9 +13,11 @@ the operation in the OpenAPI document and serves it whenever this layer does not
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 import orjson
+import structlog
 from fastapi import FastAPI
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
@@ -25,10 +27,25 @@ from api.routes.publish import accept_publish
 from api.state import ApiState
 from app.domain.client_address import Network, client_address
 from app.domain.ids import new_id
-from app.observability import logfmt, metrics
+from app.observability import logs, metrics, tracing
 
 log = logging.getLogger(__name__)
-access_log = logging.getLogger("tocsin.access")
+access_log = logs.get_logger("tocsin.access")
+
+# A caller's X-Request-ID is kept when it is safe to log and to echo as is: at most 128 of these
+# characters (a UUID, a ULID, a W3C trace id, most proxies' ids); anything else gets a new id.
+_SAFE_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:@+=/-]{1,128}").fullmatch
+
+
+def request_id(scope: Scope) -> bytes:
+    """The request's id: the caller's ``X-Request-ID`` when it is safe (above), else a new ``req_…``."""
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            if _SAFE_REQUEST_ID(value) is not None:
+                return bytes(value)
+            break
+    return new_id("req").encode()
+
 
 _JSON = (b"content-type", b"application/json")
 
@@ -58,7 +75,7 @@ def publish_target(scope: Scope) -> tuple[str, str] | None:
 
 async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, receive: Receive, send: Send) -> None:
     authorization = content_type = content_length = None
-    rid = b""
+    rid: bytes = scope["tocsin.request_id"]
     for name, value in scope["headers"]:
         if name == b"authorization" and authorization is None:
             authorization = value.decode("latin-1")
@@ -66,21 +83,25 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
             content_type = value.decode("latin-1")
         elif name == b"content-length" and content_length is None:
             content_length = value.decode("latin-1")
-        elif name == b"x-request-id" and not rid:
-            rid = value[:128]
-    if not rid:
-        rid = new_id("req").encode()
     extra: dict[str, str] | None = None
+    structlog.contextvars.bind_contextvars(organization_id=org_id)
+    accepting = accept_publish(
+        state,
+        org_id,
+        topic,
+        authorization=authorization,
+        content_type=content_type or "",
+        content_length=content_length,
+        receive=receive,
+    )
     try:
-        event_id = await accept_publish(
-            state,
-            org_id,
-            topic,
-            authorization=authorization,
-            content_type=content_type or "",
-            content_length=content_length,
-            receive=receive,
-        )
+        if not tracing.enabled or not tracing.traced(scope):
+            event_id = await accepting
+        else:  # the publisher puts the span's traceparent on the record (app/observability/tracing.py)
+            with tracing.server_span("publish", scope, org_id, topic) as span:
+                event_id = await accepting
+                span.set_attribute("tocsin.event_id", event_id)
+        structlog.contextvars.bind_contextvars(event_id=event_id)
         status, body = 202, orjson.dumps({"id": event_id})
     except ClientDisconnect:
         log.debug("client disconnected during POST %s", scope["path"])
@@ -131,14 +152,13 @@ class TocsinAPI(FastAPI):
             use_forwarded_client(scope, self.trusted_proxies)
         started = time.perf_counter()
         status_sent: list[int] = [CLIENT_GONE]
-        request_id: list[bytes] = [b""]
+        rid = scope["tocsin.request_id"] = request_id(scope)
+        structlog.contextvars.clear_contextvars()  # a connection's previous request left nothing
+        structlog.contextvars.bind_contextvars(request_id=rid.decode("ascii"))
 
         async def send_observed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_sent[0] = message["status"]
-                for name, value in message.get("headers", ()):
-                    if name == b"x-request-id":
-                        request_id[0] = value
             await send(message)
 
         route = None
@@ -155,7 +175,8 @@ class TocsinAPI(FastAPI):
                 matched = scope.get("route")
                 route = getattr(matched, "path", None) or "unmatched"
             seconds = time.perf_counter() - started
-            observe_request(scope, route, status_sent[0], seconds, request_id[0], self.log_requests)
+            observe_request(scope, route, status_sent[0], seconds, self.log_requests)
+            structlog.contextvars.clear_contextvars()
 
 
 # the methods a route can serve; any other (a client may send any token) is counted as OTHER
@@ -183,8 +204,9 @@ class _Children:
 _children: dict[tuple[str, str, int], _Children] = {}
 
 
-def observe_request(scope: Scope, route: str, status: int, seconds: float, request_id: bytes, log_it: bool) -> None:
-    """Count the request in the metrics and write its one structured log line."""
+def observe_request(scope: Scope, route: str, status: int, seconds: float, log_it: bool) -> None:
+    """Count the request in the metrics and write its one structured log line (with the request's
+    bound fields: request id, and for a publish its organization and event id)."""
     method = scope["method"]
     key = (method if method in _METHODS else "OTHER", route, status)
     children = _children.get(key)
@@ -195,17 +217,14 @@ def observe_request(scope: Scope, route: str, status: int, seconds: float, reque
     children.duration.observe(seconds)
     if children.publishes is not None:
         children.publishes.inc()
-    if log_it and access_log.isEnabledFor(logging.INFO):
+    if log_it:
         client = scope.get("client")
         access_log.info(
-            logfmt.line(
-                "request",
-                method=method,
-                path=scope["path"],  # the query string is left out: it is the caller's input
-                route=route,
-                status=status,
-                ms=round(seconds * 1000, 2),
-                request_id=request_id.decode("latin-1"),
-                client=client[0] if client else None,
-            )
+            "request",
+            method=method,
+            path=scope["path"],  # the query string is left out: it is the caller's input
+            route=route,
+            status=status,
+            ms=round(seconds * 1000, 2),
+            client=client[0] if client else None,
         )

@@ -13,7 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api import errors
 from api.body import BodyLimitMiddleware, bound_json_bodies
 from api.deps import document_permissions
-from api.fastpath import TocsinAPI
+from api.fastpath import TocsinAPI, request_id
 from api.routes import (
     accounts,
     bindings,
@@ -30,7 +30,6 @@ from api.routes import (
     workflows,
 )
 from api.state import ApiState, new_producer, new_publisher, record_token_use, tune_gc
-from app.domain.ids import new_id
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, load_signing_keys
@@ -43,7 +42,8 @@ log = logging.getLogger(__name__)
 
 
 class RequestIdMiddleware:
-    """Echo ``X-Request-ID`` or assign one (a pure ASGI middleware: cheap on the hot path)."""
+    """Send the request's ``X-Request-ID`` (chosen by ``TocsinAPI``: api/fastpath.py ``request_id``)
+    with the response (a pure ASGI middleware: cheap on the hot path)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -52,13 +52,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = b""
-        for name, value in scope["headers"]:
-            if name == b"x-request-id":
-                rid = value[:128]
-                break
-        if not rid:
-            rid = new_id("req").encode()
+        rid: bytes = scope.get("tocsin.request_id") or request_id(scope)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":

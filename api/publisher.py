@@ -43,7 +43,7 @@ from typing import Any, Protocol
 from app.errors import Unavailable
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import TX_HEADER
-from app.observability import metrics
+from app.observability import metrics, tracing
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,7 @@ class _Publish:
     future: asyncio.Future[None]
     stage: int = _QUEUED
     gave_up: bool = False  # answered 503 (or its request went away) before its transaction's commit
+    trace: list[tuple[str, bytes]] = field(default_factory=list)  # its traceparent (tracing on only)
 
 
 def _sender_dead(producer: TransactionalProducer) -> bool:
@@ -164,6 +165,8 @@ class TransactionalPublisher:
         """Return once the record is committed; raise :class:`Unavailable` when it never will be."""
         loop = asyncio.get_running_loop()
         item = _Publish(topic, key, value, timestamp_ms, loop.time() + self.timeout, loop.create_future())
+        if tracing.enabled:  # the request's span continues in the worker (app/observability/tracing.py)
+            item.trace = tracing.record_headers()
         self._queue.append(item)
         self._wake.set()
         try:
@@ -213,7 +216,7 @@ class TransactionalPublisher:
                         key=item.key,
                         partition=partition,
                         timestamp_ms=item.timestamp_ms,
-                        headers=[(TX_HEADER, stamp)],
+                        headers=[(TX_HEADER, stamp), *item.trace],
                     )
                     for item, (partition, stamp) in zip(group, headers, strict=True)
                 ]

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.domain.client_address import Network
@@ -72,6 +72,16 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     access_log: bool = True
+    # Logs (app/observability/logs.py): one format for every process and library. auto: logfmt on a
+    # terminal, JSON otherwise (a container, a file, a pipe). The level of every logger.
+    log_format: Literal["auto", "json", "logfmt"] = "auto"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # Tracing (app/observability/tracing.py): OTLP/HTTP base URL (spans go to {url}/v1/traces); empty:
+    # the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, else tracing is off.
+    otlp_endpoint: str = ""
+    # The share of publishes the API starts a trace for (a caller's traceparent is always continued);
+    # the worker traces only events that arrive with one. Decided before any span work.
+    trace_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     # Input limits (422 VAL-001 with the failing field in details; see app/domain/limits.py).
     max_publish_data_bytes: int = Field(default=64 * 1024, ge=2, le=16 * 1024 * 1024)
@@ -163,6 +173,13 @@ class Settings(BaseSettings):
     # private networks (`127.0.0.1:9000,localhost:9001`, loopback hosts only). Link-local and
     # cloud metadata addresses are refused whatever is set.
     loopback_targets: Annotated[tuple[str, ...], NoDecode] = ()
+
+    @field_validator("log_format", "log_level", mode="before")
+    @classmethod
+    def _any_case(cls, value: object, info: ValidationInfo) -> object:
+        if not isinstance(value, str):
+            return value
+        return value.upper() if info.field_name == "log_level" else value.lower()
 
     @field_validator("loopback_targets", mode="before")
     @classmethod

@@ -3,11 +3,14 @@ e-mail action sends and keeps it as ``<var>/mail/<n>.eml``, so ``make run`` need
 
 from __future__ import annotations
 
+import logging
 from email import message_from_bytes
 from pathlib import Path
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+log = logging.getLogger("devstack.smtp_sink")
 
 
 class MailDir:
@@ -21,7 +24,7 @@ class MailDir:
         path = self.directory / f"{self.count:06d}.eml"
         path.write_bytes(envelope.content)
         subject = message_from_bytes(envelope.content).get("Subject", "")
-        print(f"tocsin: mail to {', '.join(envelope.rcpt_tos)}: {subject!r} -> {path}", flush=True)
+        log.info("mail to %s: %r -> %s", ", ".join(envelope.rcpt_tos), subject, path)
         return "250 OK"
 
 

@@ -20,6 +20,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from structlog.contextvars import bind_contextvars
+
 from app.domain.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.delivery_verdicts import verdict_of as _verdict_of
@@ -28,7 +30,7 @@ from app.executors.base import Executor
 from app.kafka.app import action_topics, app, raw_topic, settings
 from app.kafka.records import encode
 from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
-from app.observability import metrics
+from app.observability import metrics, tracing
 from app.store.db import when_available
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
 from streams.batches import decode_items, store_batch
@@ -92,11 +94,24 @@ async def attempt_one(executor: Executor, item: dict[str, Any], limit: asyncio.S
             item, Attempt(error="endpoint disabled (410 Gone)"), DeliveryOutcome(Verdict.DISABLE, "disabled")
         )
     async with limit:
-        try:
-            attempt = await executor.send(item, secret)
-        except (ValueError, KeyError, TypeError) as exc:  # a malformed item: no retry can fix it
-            attempt = Attempt(error=f"malformed delivery: {type(exc).__name__}: {exc}", permanent=True)
+        # each attempt runs in a task of its own (deliver_batch's gather): these stay on its lines
+        bind_contextvars(
+            event_id=item["event_id"], organization_id=item["organization_id"], effect_id=item["effect_id"]
+        )
+        if tracing.enabled and tracing.ITEM_FIELD in item:
+            with tracing.delivery_span(executor.kind, item) as span:
+                attempt = await _send(executor, item, secret)
+                tracing.attempt_outcome(span, attempt.status_code, attempt.error)
+        else:
+            attempt = await _send(executor, item, secret)
     return DeliveryResult(item, attempt, verdict_of(attempt, number, time.time()))
+
+
+async def _send(executor: Executor, item: dict[str, Any], secret: str | None) -> Attempt:
+    try:
+        return await executor.send(item, secret)
+    except (ValueError, KeyError, TypeError) as exc:  # a malformed item: no retry can fix it
+        return Attempt(error=f"malformed delivery: {type(exc).__name__}: {exc}", permanent=True)
 
 
 async def deliver_batch(executor: Executor, values: list[Any]) -> None:

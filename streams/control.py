@@ -18,19 +18,23 @@ and go through the same path as an event.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from structlog.contextvars import bind_contextvars, reset_contextvars
+
 from app.clock import now_ms
 from app.domain.ids import new_id
-from app.domain.pipeline import StoredControl, process, reads_state, state_mirror
+from app.domain.pipeline import Processed, StoredControl, process, reads_state, state_mirror
 from app.domain.pipeline import tick_record as _tick_record
 from app.domain.workflow_stage import WorkflowOutputs
 from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.kafka.records import decode, encode
+from app.observability import tracing
 from streams import decision_log
 from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache
@@ -90,14 +94,13 @@ async def process_batch(events: list[Any]) -> None:
         record = await _decoded(event)
         if record is None:
             continue
-        cfg = await resources().topic_config(record["organization_id"], record["topic_id"])
+        bound = bind_contextvars(event_id=record["id"], organization_id=record["organization_id"])
+        try:
+            done = await _decide(event, record, written, views, outbox)
+        finally:
+            reset_contextvars(**bound)
         key = event.key
-        stored = await _state_of(event, key, written) if reads_state(cfg, record) else None
-        done = process(record, stored, cfg, key=key.decode(), offset=event.message.offset, prior_view=views.get(key))
         skipped += done.skipped
-        for rec, outputs in done.decided:
-            decision_log.observe_decision(rec, len(outputs.actions) + len(outputs.deliveries))
-            await _queue(outputs, event.message.partition, outbox, event)
         if done.view is not None:
             views[key] = done.view
         if done.stored is not None:
@@ -109,6 +112,48 @@ async def process_batch(events: list[Any]) -> None:
     skipped += progress.skipped
     if skipped:
         log.info("control: %d redelivered records were applied before the restart and are skipped", skipped)
+
+
+_NO_SPAN = contextlib.nullcontext()
+
+
+async def _decide(
+    event: Any,
+    record: dict[str, Any],
+    written: dict[bytes, tuple[Any, StoredControl]],
+    views: dict[bytes, Any],
+    outbox: Outbox,
+) -> Processed:
+    """Decide one record and queue its outputs; with tracing on, in a ``decide`` span continuing
+    the publish request's (the record's traceparent), whose id goes into the event's trace and
+    whose traceparent goes with each delivery and incident item."""
+    cfg = await resources().topic_config(record["organization_id"], record["topic_id"])
+    key = event.key
+    stored = await _state_of(event, key, written) if reads_state(cfg, record) else None
+    with _decide_span(event, record) if tracing.enabled else _NO_SPAN as span:
+        traceparent = None
+        if span is not None:
+            record["trace_id"] = tracing.trace_id_of(span)
+            traceparent = tracing.traceparent_of(span)
+        done = process(record, stored, cfg, key=key.decode(), offset=event.message.offset, prior_view=views.get(key))
+        for rec, outputs in done.decided:
+            decision_log.observe_decision(rec, len(outputs.actions) + len(outputs.deliveries))
+            await _queue(outputs, event.message.partition, outbox, event, traceparent)
+    return done
+
+
+def _decide_span(event: Any, record: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    parent = tracing.context_from_headers(event.headers)
+    if parent is None:  # published untraced (TOCSIN_TRACE_SAMPLE_RATIO), or a tick: nothing to continue
+        return _NO_SPAN
+    attributes = {
+        "tocsin.event_id": record["id"],
+        "tocsin.organization_id": record["organization_id"],
+        "tocsin.topic_id": record["topic_id"],
+        "messaging.kafka.offset": event.message.offset,
+        "messaging.destination.partition.id": str(event.message.partition),
+    }
+    return tracing.child_span("decide", parent, "consumer", attributes)
 
 
 async def _deliver_and_write(
@@ -177,11 +222,18 @@ async def read_state(event: Any, key: bytes) -> StoredControl | None:
         return None
 
 
-async def _queue(outputs: WorkflowOutputs, partition: int, outbox: Outbox, event: Any) -> None:
-    """Queue what one decided record asks to send; dead-letter what its workflows could not run."""
+async def _queue(
+    outputs: WorkflowOutputs, partition: int, outbox: Outbox, event: Any, traceparent: str | None = None
+) -> None:
+    """Queue what one decided record asks to send; dead-letter what its workflows could not run.
+    With tracing on, each incident and delivery item carries the decision span's traceparent."""
     for action in outputs.actions:
+        if traceparent is not None:
+            action[tracing.ITEM_FIELD] = traceparent
         outbox.add(incident_actions_topic, partition, action)
     for kind, item in outputs.deliveries:
+        if traceparent is not None:
+            item[tracing.ITEM_FIELD] = traceparent
         outbox.add(action_topics[kind], partition, item)
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:

@@ -1,18 +1,15 @@
 """The control agent's decisions as metrics and as one structured line each (ids and outcome,
-never the body), written once per batch."""
+never the body), written together once per batch (app/observability/logs.py ``write_many``)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from app.kafka.app import settings
-from app.observability import logfmt, metrics
-
-log = logging.getLogger("streams.control")
+from app.observability import logs, metrics
 
 _decision_counts: dict[tuple[str, str], Any] = {}
-_decision_lines: list[str] = []
+_decision_lines: list[dict[str, Any]] = []
 
 
 def start_batch() -> None:
@@ -21,11 +18,10 @@ def start_batch() -> None:
 
 
 def flush_decision_log() -> None:
-    """Write the batch's decision lines with one logging call (a call per line cost more than
-    the decision itself): one record whose message is one logfmt line per decision."""
+    """Write the batch's decision lines, one line per decision, with one write (a logging call
+    per line cost more than the decision itself)."""
     if _decision_lines:
-        if log.isEnabledFor(logging.INFO):
-            log.info("\n".join(_decision_lines))
+        logs.write_many("streams.control", "decision", _decision_lines)
         _decision_lines.clear()
 
 
@@ -39,16 +35,16 @@ def observe_decision(record: dict[str, Any], actions: int) -> None:
     counter.inc()
     if settings.decision_log:
         _decision_lines.append(
-            logfmt.line(
-                "decision",
-                event_id=record["id"],
-                org=record["organization_id"],
-                topic=record["topic_id"],
-                status=record["status"],
-                partition_key=(record.get("event_control") or {}).get("partition_key"),
-                policy=control["policy"],
-                decision=control["decision"],
-                reason=control.get("reason"),
-                actions=actions,
-            )
+            {
+                "event_id": record["id"],
+                "organization_id": record["organization_id"],
+                "topic": record["topic_id"],
+                "status": record["status"],
+                "partition_key": (record.get("event_control") or {}).get("partition_key"),
+                "policy": control["policy"],
+                "decision": control["decision"],
+                "reason": control.get("reason"),
+                "actions": actions,
+                **({"trace_id": record["trace_id"]} if "trace_id" in record else {}),
+            }
         )

@@ -21,6 +21,7 @@ from app.domain.workflow_stage import accepted_step, trace_record
 from app.kafka.app import app, idempotency_topic, publish_topic, settings, traces_topic
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import decode, encode
+from app.observability import tracing
 from streams.batches import process_until_done
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
@@ -109,7 +110,7 @@ async def process_batch(events: list[Any]) -> None:
     if assignment != expiry.assignment:
         expiry.rebuild(assignment, idempotency_keys.items(), settings.publish_partitions)
     outbox = Outbox()
-    forwards: list[tuple[bytes, bytes, int]] = []
+    forwards: list[tuple[bytes, bytes, int, Any]] = []
     written: dict[bytes, tuple[Any, StoredKey]] = {}
     last_event: dict[int, tuple[Any, int]] = {}
     window = retention_ms()
@@ -135,10 +136,15 @@ async def process_batch(events: list[Any]) -> None:
             outbox.add(traces_topic, partition, _duplicate_trace(record, idem, stored))
             continue
         record["idempotency"] = {"key": idem, "outcome": "first"}
-        forwards.append((state_key, encode(record), at_ms))
+        # with tracing on, the forwarded record keeps the publish request's traceparent
+        forwards.append(
+            (state_key, encode(record), at_ms, tracing.forwarded(event.headers) if tracing.enabled else None)
+        )
         written[key] = (event, StoredKey(event_id, at_ms, offset))
-    for state_key, value, at_ms in forwards:
-        outbox.pending.append(await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000))
+    for state_key, value, at_ms, headers in forwards:
+        outbox.pending.append(
+            await publish_topic.send(key=state_key, value=value, timestamp=at_ms / 1000, headers=headers)
+        )
     await outbox.deliver()
     keys = [(event, key, dump_key(stored)) for key, (event, stored) in written.items()]
     await idempotency_keys.write(keys + progress.markers())

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from app.kafka.app import app, incident_actions_topic, settings, traces_topic
+from app.observability import tracing
 from app.store.results import apply_incident_actions, record_trace_steps, upsert_control_views
 from streams.batches import decode_items, store_batch
 from streams.resources import resources
@@ -36,6 +37,7 @@ async def incident_sink(stream: Any) -> None:
 
 
 async def _write_incidents(actions: list[dict[str, Any]]) -> None:
+    started_ns = time.time_ns()
     async with resources().sessions.begin() as session:
         outcome = await apply_incident_actions(session, actions)
         steps = [
@@ -54,6 +56,8 @@ async def _write_incidents(actions: list[dict[str, Any]]) -> None:
             for a in actions
         ]
         await record_trace_steps(session, steps)
+    if tracing.enabled:
+        tracing.incident_spans(actions, started_ns, time.time_ns())
     log.info(
         "sink=incidents batch=%d created=%d updated=%d duplicates=%d",
         len(actions),

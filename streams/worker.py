@@ -9,6 +9,7 @@ from pathlib import Path
 from app.kafka.app import app, settings
 from app.kafka.config_changes import follow_changes
 from app.kafka.topics import ensure_topics_when_reachable
+from app.observability import tracing
 from app.observability.logthrottle import throttle_library_logs
 from streams import actions, control, idempotency, ops, sinks
 from streams.resources import resources
@@ -50,12 +51,15 @@ async def retry_scheduler() -> None:
             await asyncio.sleep(1.0)
 
 
-def run_worker(loglevel: str = "info") -> None:
+def run_worker() -> None:
     from faust import Worker
 
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
     throttle_library_logs()
+    tracing.setup(settings.otlp_endpoint, settings.trace_sample_ratio, "worker")  # nothing when no OTLP endpoint is set
     asyncio.run(ensure_topics_when_reachable(settings))  # the changelogs are named after this worker's group
-    worker = Worker(app, loglevel=loglevel, quiet=True)
+    # Faust leaves logging as ``tocsin worker`` set it up (app/observability/logs.py: one format for
+    # its lines and ours) instead of installing its own handler and format.
+    worker = Worker(app, loglevel=settings.log_level, quiet=True, override_logging=False)
     worker.spinner = None  # with a spinner (log level ≥ WARN) Faust sets the root logger to DEBUG
     worker.execute_from_commandline()

@@ -36,6 +36,7 @@ from app.domain.publish import PublishRequest, idempotency_stage_key, publish_re
 from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
 from app.kafka import records
 from app.kafka.topics import IDEMPOTENCY, PUBLISH
+from app.observability import tracing
 from app.store.workflows import find_topic
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
@@ -169,7 +170,11 @@ async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timest
     producer = state.producer
     try:
         async with asyncio.timeout(settings.produce_timeout_seconds):
-            sent = await producer.send(settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms)
+            # with tracing on, the request's span continues in the worker (app/observability/tracing.py)
+            headers = tracing.record_headers() if tracing.enabled else None
+            sent = await producer.send(
+                settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms, headers=headers
+            )
             await sent
     except (TimeoutError, KafkaError) as exc:
         await _renew_quietly(state, producer, exc)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from app.cli.common import signing_keys
 from app.settings import Settings
 
@@ -15,9 +13,11 @@ def cmd_api(settings: Settings) -> None:
 
     from api.main import create_app
     from app.kafka.topics import ensure_topics_when_reachable
+    from app.observability import tracing
     from app.observability.logthrottle import throttle_library_logs
 
     throttle_library_logs()
+    tracing.setup(settings.otlp_endpoint, settings.trace_sample_ratio, "api")  # nothing without an OTLP endpoint
     app = create_app(settings, signing_keys(settings))  # a bad key stops here, before anything starts
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.
@@ -32,22 +32,7 @@ def cmd_api(settings: Settings) -> None:
         # TOCSIN_TRUSTED_PROXIES only (api/fastpath.py).
         proxy_headers=False,
         access_log=False,  # api/fastpath.py writes one structured line per request instead (TOCSIN_ACCESS_LOG)
-        log_config=_api_log_config(),
-        log_level="info",
+        # uvicorn's own lines go to the root handler in the process's format (app/observability/logs.py)
+        log_config=None,
+        log_level=settings.log_level.lower(),
     )
-
-
-def _api_log_config() -> dict[str, object]:
-    """uvicorn's logging plus a root handler, so the API's own INFO lines (requests, discovery,
-    JWKS) reach stderr with a timestamp."""
-    from uvicorn.config import LOGGING_CONFIG
-
-    config = json.loads(json.dumps(LOGGING_CONFIG))
-    config["formatters"]["plain"] = {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
-    config["handlers"]["plain"] = {
-        "formatter": "plain",
-        "class": "logging.StreamHandler",
-        "stream": "ext://sys.stderr",
-    }
-    config["root"] = {"handlers": ["plain"], "level": "INFO"}
-    return dict(config)

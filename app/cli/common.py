@@ -1,15 +1,18 @@
-"""What several commands share: the progress line and the token signing keys."""
+"""What several commands share: the progress lines and the token signing keys."""
 
 from __future__ import annotations
 
-import sys
+import logging
 
 from app.identity.signing_keys import SigningKeys, load_signing_keys
 from app.settings import Settings
 
+log = logging.getLogger("tocsin")
+
 
 def say(message: str) -> None:
-    print(f"tocsin: {message}", file=sys.stderr, flush=True)
+    """One INFO line of a command's progress, in the process's log format (app/observability/logs.py)."""
+    log.info(message)
 
 
 def signing_keys(settings: Settings) -> SigningKeys:

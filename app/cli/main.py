@@ -20,6 +20,7 @@ from app.cli.worker import cmd_worker
 from app.identity.signing_keys import SigningKeyError
 from app.kafka.security import KafkaAccessError
 from app.kafka.topics import PartitionMismatch
+from app.observability.logs import configure as configure_logging
 from app.settings import Settings, get_settings
 
 
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValidationError as exc:
         problems = "; ".join(_problem(error) for error in exc.errors())
         raise SystemExit(f"tocsin: configuration refused: {problems}") from None
+    configure_logging(settings.log_format, settings.log_level)
     Path(settings.var_dir).mkdir(parents=True, exist_ok=True)
     try:
         _dispatch(args, settings)

@@ -109,6 +109,8 @@ def accepted_step(record: dict[str, Any]) -> dict[str, Any]:
             "publisher_event_id": (record.get("event") or {}).get("id"),
             "topic_id": record.get("topic_id"),
             **({"kind": "tick"} if record.get("kind") == "tick" else {}),
+            # the OpenTelemetry trace of the publish, when tracing is on (app/observability/tracing.py)
+            **({"trace_id": record["trace_id"]} if record.get("trace_id") else {}),
         },
     }
 

@@ -1,2 +1,2 @@
-"""Observability: metrics (metrics.py), structured log lines (logfmt.py, logthrottle.py), health checks
-(health.py)."""
+"""Observability: metrics (metrics.py), structured log lines (logs.py, logthrottle.py), tracing
+(tracing.py), health checks (health.py)."""

@@ -31,7 +31,6 @@ from typing import Any
 from sqlalchemy import ColumnElement, delete, select, text, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.observability import logfmt
 from app.settings import Settings
 from app.store.models import AuditEntry, EventTraceStep, ExchangeAttempt, PushNotification
 
@@ -108,7 +107,7 @@ async def purge(engine: AsyncEngine, settings: Settings, now: datetime | None = 
     nothing, an empty result); rows deleted per kind. Logs one INFO line."""
     async with purge_turn(engine) as mine:
         if not mine:
-            log.info(logfmt.line("retention_purge", skipped="another replica is purging"))
+            log.info("retention_purge", extra={"skipped": "another replica is purging"})
             return {}
         return await _purge(engine, settings, now or datetime.now(UTC))
 
@@ -122,11 +121,11 @@ async def _purge(engine: AsyncEngine, settings: Settings, now: datetime) -> dict
                 engine, kind, now - timedelta(days=days), settings.retention_batch_size
             )
     log.info(
-        logfmt.line(
-            "retention_purge",
+        "retention_purge",
+        extra={
             **{kind: counts.get(kind, "kept") for kind in TARGETS},
-            ms=round((time.perf_counter() - started) * 1000, 1),
-        )
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+        },
     )
     return counts
 

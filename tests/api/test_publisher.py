@@ -319,3 +319,33 @@ async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> N
         assert sorted(committed.values()) == [[b"fast"], [b"slow"]]
     finally:
         await publisher.stop()
+
+
+async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(monkeypatch: Any) -> None:
+    """The transactional path puts the publish span's traceparent next to the tx header (the
+    worker's decide span continues it: app/observability/tracing.py); off, only the tx header."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from app.observability import tracing
+
+    producers = Producers()
+    publisher = await _started(producers)
+    try:
+        assert await _publish(publisher, b"off") == 202
+        monkeypatch.setattr(tracing, "_tracer", TracerProvider().get_tracer("test"))
+        monkeypatch.setattr(tracing, "enabled", True)
+        scope = {"method": "POST", "headers": []}
+
+        async def traced(value: bytes) -> str:
+            with tracing.server_span("publish", scope, "org_1", "t") as span:
+                assert await _publish(publisher, value) == 202
+                return tracing.traceparent_of(span)
+
+        parents = await asyncio.gather(traced(b"a"), traced(b"b"))
+        records = {r.value: r for p in producers.made for txn in p.committed for r in txn}
+        assert [name for name, _ in records[b"off"].headers] == ["tx"]
+        for value, parent in zip((b"a", b"b"), parents, strict=True):
+            headers = dict(records[value].headers)
+            assert set(headers) == {"tx", "traceparent"} and headers["traceparent"] == parent.encode()
+    finally:
+        await publisher.stop()

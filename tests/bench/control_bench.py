@@ -27,6 +27,7 @@ from app.domain.publish import PublishRequest, publish_record, state_key
 from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
+from devstack.kafka import free_port
 from tests.support.stack import ROOT, Stack
 from tests.support.workflows import setup_topic
 
@@ -109,6 +110,7 @@ def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
         **stack.env,
         "TOCSIN_WORKER_ID": f"bench-{mode}-{tag}",
         "TOCSIN_WORKER_DATA_DIR": str(stack.var_dir / f"bench-{mode}-{tag}"),
+        "TOCSIN_WORKER_PORT": str(free_port()),  # not the default 6066: another worker may hold it
     }
     log = stack.var_dir / f"bench-{mode}.log"
     _progress(f"control: {mode} agent over {total} events")

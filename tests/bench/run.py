@@ -3,7 +3,8 @@
 Sections (``SECTIONS``; ``--only NAME`` runs one) return a dict of figures; the run prints a
 table and one ``BENCH_JSON {...}`` line, saved to bench-results/latest.json. ``publish`` drives
 the real stack over HTTP keep-alive with wrk, next to a trivial FastAPI endpoint validating the
-same body (tests/bench/trivial_app.py); ``iam`` and ``federation`` time the hot paths in-process.
+same body (tests/bench/trivial_app.py); ``iam`` and ``federation`` time the hot paths in-process;
+``tracing`` measures the publish with tracing off and on (exporting to a local OTLP receiver).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
+from tests.support.otlp import otlp_receiver
 from tests.support.stack import ROOT, Stack, wait_for
 
 LUA = Path(__file__).with_name("publish.lua")
@@ -370,6 +372,182 @@ def section_webhook_client(bench: Bench) -> dict[str, Any]:
 
 # In-process like iam and federation: before the sections that leave workers draining backlogs.
 SECTIONS.insert(2, Section("webhook_client", section_webhook_client, render_webhook_client))
+
+
+def section_tracing(bench: Bench) -> dict[str, Any]:
+    """Publish cost with tracing off and on (issue 19, item 6): the API measured with wrk as in
+    ``publish``, off, then restarted exporting its spans to a local OTLP/HTTP receiver, then off
+    again (the two off runs bracket the on run: their mean is the baseline); and the work a
+    publish does for tracing when it is off, timed in-process."""
+    ensure_wrk()
+    stack = bench.stack()
+    with stack.client() as client:
+        resp = client.post("workflow_topics", json={"key": "bench"})
+        if resp.status_code not in (200, 201, 409):
+            raise BenchError(f"creating the workflow topic failed: {resp.status_code} {resp.text}")
+    authorization = f"Bearer {stack.credentials['access_token']}"
+    url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/bench/publish"
+
+    def restart_api(env: dict[str, str] | None) -> None:
+        stack.stop_api()
+        stack.api = stack._spawn("api", stack.var_dir / "api.log", env=env)
+
+        def accepted() -> bool:
+            try:
+                return check_post(url, authorization) == 202
+            except httpx.HTTPError:
+                return False  # not listening yet
+
+        wait_for(accepted, 120, "the restarted API")
+
+    def run(name: str) -> dict[str, Any]:
+        assert stack.api is not None
+        return measure(bench, name, url, authorization, {"server": stack.api.pid, "worker": stack.workers[0].pid})
+
+    off = run("tracing off")
+    with otlp_receiver() as (received, endpoint):
+        restart_api({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})
+        on = run("tracing on")
+        spans = len([s for s in received.snapshot() if s.name == "publish"])
+        restart_api({"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "TOCSIN_TRACE_SAMPLE_RATIO": "0.1"})
+        sampled = run("tracing on, 10% of publishes")
+        restart_api(None)  # stopped while the receiver listens: its last spans are exported
+    off_again = run("tracing off again")
+    runs = (off, on, sampled, off_again)
+    for r in runs:  # the API's CPU per publish: less sensitive than req/s to what else runs on the cores
+        cpu = r["cpu_pct"].get("server")
+        r["api_cpu_us_per_publish"] = (
+            round(cpu / 100 * r["elapsed_s"] / r["requests"] * 1e6, 1) if cpu and r.get("requests") else None
+        )
+    base = (off["rps"] + off_again["rps"]) / 2 if all(r["valid"] for r in runs) else None
+    cpu_runs = (off["api_cpu_us_per_publish"], off_again["api_cpu_us_per_publish"])
+    cpu_base = sum(cpu_runs) / 2 if all(cpu_runs) else None
+
+    def cpu_cost(r: dict[str, Any]) -> float | None:
+        return (
+            round(r["api_cpu_us_per_publish"] / cpu_base - 1, 3) if cpu_base and r["api_cpu_us_per_publish"] else None
+        )
+
+    return {
+        "cpu_cost_on": cpu_cost(on),
+        "cpu_cost_sampled": cpu_cost(sampled),
+        "off": off,
+        "on": on,
+        "sampled": sampled,
+        "off_again": off_again,
+        "ratio_on_off": round(on["rps"] / base, 3) if base else None,
+        "ratio_sampled_off": round(sampled["rps"] / base, 3) if base else None,
+        "off_spread": round(abs(off["rps"] - off_again["rps"]) / base, 3) if base else None,
+        "publish_spans_exported": spans,
+        "off_path_ns": off_path_ns(),
+        "traced_publish_cpu_us": traced_publish_cpu_us(),
+        "errors": sum(r["errors"] for r in runs),
+    }
+
+
+def traced_publish_cpu_us(count: int = 5000) -> dict[str, float]:
+    """CPU microseconds (this thread's only: the receiver's thread is not counted) of what a traced
+    publish adds to the API: its span with the header, and its share of the OTLP export (protobuf
+    encoding and the HTTP request, batches of 512 as the SDK's batch processor sends them)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from app.observability import tracing
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    saved = tracing._tracer, tracing.enabled
+    tracing._tracer, tracing.enabled = provider.get_tracer("bench"), True
+    scope: dict[str, Any] = {"method": "POST", "headers": [(b"content-type", b"application/json")]}
+    try:
+        started = time.thread_time()
+        for _ in range(count):
+            with tracing.server_span("publish", scope, "org_bench", "bench") as span:
+                tracing.record_headers()
+                span.set_attribute("tocsin.event_id", "evt_bench")
+        spans = time.thread_time() - started
+    finally:
+        tracing._tracer, tracing.enabled = saved
+        structlog_clear()
+    finished = list(memory.get_finished_spans())
+    with otlp_receiver() as (received, endpoint):
+        exporter = OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")
+        started = time.thread_time()
+        for i in range(0, len(finished), 512):
+            exporter.export(finished[i : i + 512])
+        export = time.thread_time() - started
+        exporter.shutdown()
+        if len(received.snapshot()) != count:
+            raise BenchError(f"the receiver got {len(received.snapshot())} of {count} spans")
+    return {"span_us": round(spans / count * 1e6, 1), "export_us": round(export / count * 1e6, 1)}
+
+
+def structlog_clear() -> None:
+    import structlog
+
+    structlog.contextvars.clear_contextvars()
+
+
+def off_path_ns(rounds: int = 1_000_000) -> float:
+    """Nanoseconds a publish spends on tracing when it is off: the fast path's and the producer's
+    check of ``tracing.enabled`` (nothing else runs), less the same loop without them."""
+    from app.observability import tracing
+
+    started = time.perf_counter_ns()
+    for _ in range(rounds):
+        if tracing.enabled:
+            raise BenchError("tracing is on in the bench process")
+        if tracing.enabled:
+            raise BenchError("tracing is on in the bench process")
+    checked = time.perf_counter_ns() - started
+    started = time.perf_counter_ns()
+    for _ in range(rounds):
+        pass
+    return round(max(0, checked - (time.perf_counter_ns() - started)) / rounds, 1)  # 0: within the timer's noise
+
+
+def render_tracing(fig: dict[str, Any]) -> list[str]:
+    names = (("off", "off"), ("on", "on"), ("sampled", "on 10%"), ("off_again", "off again"))
+
+    def row(label: str, value: Callable[[dict[str, Any]], Any]) -> str:
+        return f"{label:<13}" + "".join(f"{value(fig[key]) if fig[key]['valid'] else 'ERRORS':>12}" for key, _ in names)
+
+    lines = [
+        f"{'':<13}" + "".join(f"{title:>12}" for _, title in names),
+        row("publishes/s", lambda r: f"{r['rps']:,.0f}"),
+        row("p99 ms", lambda r: r["p99_ms"]),
+        row("CPU% api", lambda r: r["cpu_pct"].get("server")),
+        row("api CPU us/pub", lambda r: r["api_cpu_us_per_publish"]),
+        f"publish spans the local OTLP receiver got during the 'on' run: {fig['publish_spans_exported']:,}",
+    ]
+    if fig["ratio_on_off"] is None:
+        lines.append("ratios: n/a (a run had errors)")
+    else:
+        for label, ratio in (("on/off", fig["ratio_on_off"]), ("on 10%/off", fig["ratio_sampled_off"])):
+            cost = 1 - ratio
+            verdict = "met" if cost <= 0.10 else "NOT met"
+            lines.append(f"ratio {label}: {ratio:.3f} (cost {cost:.1%}; target <= 10%: {verdict})")
+        lines.append(f"the two off runs differ by {fig['off_spread']:.1%}: the noise of this machine")
+    for label, key in (("on", "cpu_cost_on"), ("on 10%", "cpu_cost_sampled")):
+        if fig[key] is not None:
+            verdict = "met" if fig[key] <= 0.10 else "NOT met"
+            lines.append(f"API CPU per publish, {label} vs off: {fig[key]:+.1%} (target <= +10%: {verdict})")
+    work = fig["traced_publish_cpu_us"]
+    lines.append(
+        f"in-process, CPU per traced publish: span and header {work['span_us']} us + its share of the OTLP export "
+        f"{work['export_us']} us (compare with 'api CPU us/pub' off)"
+    )
+    lines.append(
+        f"off: {fig['off_path_ns']} ns of tracing work per publish (two checks of a flag; no SDK is loaded, "
+        "no header written or read): below what a throughput run can resolve"
+    )
+    return lines
+
+
+SECTIONS.append(Section("tracing", section_tracing, render_tracing))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

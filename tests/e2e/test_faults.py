@@ -18,6 +18,7 @@ from app.domain.tokens import generate_token
 from devstack.kafka import LocalKafka
 from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher
+from tests.support.logs import records
 from tests.support.postgres_local import LocalPostgres, find_pg_bin
 from tests.support.scaling import assert_no_gaps
 from tests.support.stack import Stack, wait_for
@@ -393,9 +394,12 @@ def _assert_one_effect_per_event(stack: Stack, incidents: list[str]) -> None:
 
 
 def _aiokafka_errors(log: Path) -> int:
-    """ERROR lines of aiokafka's connection and metadata handling in a process's log."""
-    text = log.read_text(errors="replace")
-    return sum(1 for line in text.splitlines() if "ERROR" in line and ("Unable " in line or "NodeNotReady" in line))
+    """ERROR records of aiokafka's connection and metadata handling in a process's log."""
+    return sum(
+        1
+        for r in records(log)
+        if r.get("level") == "error" and ("Unable " in str(r.get("event")) or "NodeNotReady" in str(r.get("event")))
+    )
 
 
 def _status(url: str) -> int:

@@ -12,7 +12,8 @@ import psutil
 import pytest
 
 from app.settings import Settings
-from tests.support.scaling import spec_decisions
+from tests.support.logs import records
+from tests.support.scaling import decision_lines, spec_decisions
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import setup_topic
 
@@ -64,7 +65,7 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
     worker_log = stack.worker_logs[0]
     decided = wait_for(
         lambda: (
-            (found := re.findall(r"decision event_id=(evt_\w+) .*decision=(\w+)", worker_log.read_text()))
+            (found := [(e, d) for e, ds in decision_lines([worker_log]).items() for d in ds])
             and len({e for e, _ in found} & set(ids)) == n
             and found
         ),
@@ -108,12 +109,14 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
         assert name in text, f"the worker's {name} (deploy/grafana/tocsin.json charts it)"
 
     api_log = (stack.var_dir / "api.log").read_text()
-    lines = [line for line in api_log.splitlines() if " request method=POST " in line and "/publish" in line]
+    lines = [
+        r
+        for r in records(stack.var_dir / "api.log")
+        if r.get("event") == "request" and r.get("method") == "POST" and r["path"].endswith("/publish")
+    ]
     assert len(lines) == n + 1
-    assert all(re.search(r"status=(202|422) ms=[0-9.]+ request_id=\S+", line) for line in lines)
-    assert {f"request_id=rid-{i}" for i in range(n)} <= {
-        m for line in lines for m in re.findall(r"request_id=\S+", line)
-    }
+    assert all(r["status"] in (202, 422) and isinstance(r["ms"], float) and r["request_id"] for r in lines)
+    assert {f"rid-{i}" for i in range(n)} <= {r["request_id"] for r in lines}
     for text, where in ((api_log, "API log"), (worker_log.read_text(), "worker log")):
         assert token not in text and token.split("_", 1)[-1][:16] not in text, f"a token in the {where}"
         assert SECRET_MARK not in text, f"an event body in the {where}"

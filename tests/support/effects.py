@@ -23,11 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.store.models import Incident, IncidentEvent
 from tests.support.db import in_db
+from tests.support.logs import messages
 from tests.support.stack import Stack
 
 T = TypeVar("T")
 
-_SINK = re.compile(r"sink=incidents batch=\d+ created=(\d+) updated=(\d+) duplicates=(\d+)")
+_SINK = re.compile(r"^sink=incidents batch=\d+ created=(\d+) updated=(\d+) duplicates=(\d+)$")
 # Late duplicates: how long a test keeps looking after its set of effects is complete.
 LISTEN_SECONDS = 4.0
 
@@ -36,8 +37,7 @@ def sink_totals(logs: Iterable[Path]) -> dict[str, int]:
     """``created``, ``updated`` and ``duplicates`` summed over every incident sink line of ``logs``."""
     out = {"created": 0, "updated": 0, "duplicates": 0}
     for log in logs:
-        text = log.read_text(errors="replace") if log.exists() else ""
-        for match in _SINK.finditer(text):
+        for match in filter(None, map(_SINK.match, messages(log, "streams.sinks"))):
             out["created"] += int(match.group(1))
             out["updated"] += int(match.group(2))
             out["duplicates"] += int(match.group(3))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.logs import all_records, text_of
 from tests.support.stack import Stack, wait_for
 
 THRESHOLD = 10.0
@@ -181,30 +182,21 @@ class MetricLoad:
         return out
 
 
-_DECISION = re.compile(r"(?:^|\] )decision event_id=(\S+) .*? decision=(\w+)", re.M)
 _GAP = re.compile(r"\d+ are lost: \d+ seeks back")
 _REFETCH = re.compile(r"did not reach the agent before")
-_ERROR = re.compile(r"^\[[^]]+\] \[\d+\] \[ERROR\] ")
 
 
 def decision_lines(logs: Iterable[Path]) -> dict[str, list[str]]:
     """Server event id → every decision the workers logged for it (one line per decision made)."""
     found: dict[str, list[str]] = defaultdict(list)
-    for log in logs:
-        text = log.read_text(errors="replace") if log.exists() else ""
-        for match in _DECISION.finditer(text):
-            found[match.group(1)].append(match.group(2))
+    for _log, record in all_records(logs):
+        if record.get("event") == "decision" and record.get("logger") == "streams.control":
+            found[str(record["event_id"])].append(str(record["decision"]))
     return found
 
 
 def _lines(logs: Iterable[Path], pattern: re.Pattern[str]) -> list[str]:
-    return [
-        f"{log.name}: {line}"
-        for log in logs
-        if log.exists()
-        for line in log.read_text(errors="replace").splitlines()
-        if pattern.search(line)
-    ]
+    return [f"{log.name}: {text_of(record)}" for log, record in all_records(logs) if pattern.search(text_of(record))]
 
 
 def gap_lines(logs: Iterable[Path]) -> list[str]:
@@ -218,10 +210,22 @@ def refetch_lines(logs: Iterable[Path]) -> list[str]:
 
 
 def error_lines(logs: Iterable[Path], allowed: Sequence[str] = ()) -> list[str]:
-    """Every ERROR line of the workers' logs (an ERROR means an operator must act) that matches
-    none of the ``allowed`` regexes (what a test provokes on purpose: a broker killed, a poison record)."""
+    """Every ERROR record of the workers' logs (an ERROR means an operator must act), and every
+    line that is not a record but reads like an error (a traceback printed by no logger), whose
+    message matches none of the ``allowed`` regexes (what a test provokes on purpose: a broker
+    killed, a poison record)."""
     expected = [re.compile(pattern) for pattern in allowed]
-    return [line for line in _lines(logs, _ERROR) if not any(p.search(line) for p in expected)]
+    return [
+        f"{log.name}: {record}"
+        for log, record in all_records(logs)
+        if (record.get("level") in ("error", "critical") or _error_text(record))
+        and not any(p.search(text_of(record)) for p in expected)
+    ]
+
+
+def _error_text(record: dict[str, object]) -> bool:
+    line = str(record.get("unparsed", ""))
+    return "Traceback" in line or "ERROR" in line
 
 
 def gaps_metric(url: str) -> float:

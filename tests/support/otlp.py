@@ -1,0 +1,108 @@
+"""An OTLP/HTTP trace receiver on loopback: what the processes' exporters (http/protobuf) send to
+``POST /v1/traces``, decoded with opentelemetry-proto, kept as flat spans."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    service: str
+    name: str
+    trace_id: str  # 32 hex digits
+    span_id: str  # 16 hex digits
+    parent_span_id: str  # "" for a root span
+    kind: int
+    attributes: dict[str, Any]
+    error: bool
+
+
+@dataclass
+class Received:
+    spans: list[Span] = field(default_factory=list)
+    requests: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def snapshot(self) -> list[Span]:
+        with self.lock:
+            return list(self.spans)
+
+
+def _value(any_value: Any) -> Any:
+    kind = any_value.WhichOneof("value")
+    return getattr(any_value, kind) if kind else None
+
+
+def decode(body: bytes) -> list[Span]:
+    request = ExportTraceServiceRequest()
+    request.ParseFromString(body)
+    out = []
+    for resource_spans in request.resource_spans:
+        resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                out.append(
+                    Span(
+                        service=str(resource.get("service.name", "")),
+                        name=span.name,
+                        trace_id=span.trace_id.hex(),
+                        span_id=span.span_id.hex(),
+                        parent_span_id=span.parent_span_id.hex(),
+                        kind=span.kind,
+                        attributes={a.key: _value(a.value) for a in span.attributes},
+                        error=span.status.code == 2,  # STATUS_CODE_ERROR
+                    )
+                )
+    return out
+
+
+@contextmanager
+def otlp_receiver() -> Iterator[tuple[Received, str]]:
+    """Yields what was received and the base URL (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+    got = Received()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if self.headers.get("Content-Encoding") == "gzip":
+                raw = gzip.decompress(raw)
+            if self.path != "/v1/traces" or self.headers.get("Content-Type") != "application/x-protobuf":
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            spans = decode(raw)
+            with got.lock:
+                got.spans.extend(spans)
+                got.requests += 1
+            body = ExportTraceServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield got, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
