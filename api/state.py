@@ -96,6 +96,8 @@ class ApiState:
     topics: TTLCache[tuple[str, str], TopicRef]
     federation: Federation
     publisher: TransactionalPublisher | None = None  # TOCSIN_PUBLISH_TRANSACTIONS; else publishes use ``producer``
+    # batch publishes: always in transactions (all or nothing); the same object as ``publisher`` when that is set
+    batch_publisher: TransactionalPublisher | None = None
     publish_limits: RateLimiter = field(default_factory=lambda: RateLimiter(1.0, 1))  # replaced at start
     changes_followed: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
