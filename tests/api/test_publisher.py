@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from api.publisher import Record as PublishedRecord
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
 from app.kafka.records import closes_transaction
@@ -317,5 +318,62 @@ async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> N
         assert await slow == 202
         committed = {name: [r.value for t in p.committed for r in t] for name, p in made.items()}
         assert sorted(committed.values()) == [[b"fast"], [b"slow"]]
+    finally:
+        await publisher.stop()
+
+
+async def _publish_batch(publisher: TransactionalPublisher, values: list[bytes]) -> int:
+    try:
+        await publisher.publish_batch(tuple(PublishedRecord(TOPIC, v, v, 1) for v in values))
+    except Unavailable:
+        return 503
+    return 202
+
+
+async def test_a_batch_is_never_split_between_transactions() -> None:
+    producers = Producers()
+    publisher = await _started(producers, max_records=4)
+    try:
+        batch = [f"b{i}".encode() for i in range(3)]
+        big = [f"g{i}".encode() for i in range(6)]  # more than max_records: a transaction of its own
+        answers = await asyncio.gather(
+            _publish(publisher, b"s0"),
+            _publish(publisher, b"s1"),
+            _publish_batch(publisher, batch),
+            _publish_batch(publisher, big),
+            _publish(publisher, b"s2"),
+        )
+        assert answers == [202] * 5
+        txns = [[r.value for r in txn] for txn in producers.made[0].committed]
+        assert txns == [[b"s0", b"s1"], batch, big, [b"s2"]]
+        for txn in producers.made[0].committed:  # each record's tx header counts its own transaction
+            per_partition: dict[int, list[bytes]] = {}
+            for record in txn:
+                per_partition.setdefault(record.partition, []).append(dict(record.headers)["tx"])
+            for stamps in per_partition.values():
+                assert stamps == [f"{i}/{len(stamps)}".encode() for i in range(len(stamps))]
+    finally:
+        await publisher.stop()
+
+
+async def test_one_failed_send_of_a_batch_aborts_all_of_it() -> None:
+    producers = Producers(fail_send=b"b2")
+    publisher = await _started(producers)
+    try:
+        assert await _publish_batch(publisher, [b"b1", b"b2", b"b3"]) == 503
+        (producer,) = producers.made
+        assert producer.committed == [] and [[r.value for r in t] for t in producer.aborted] == [[b"b1", b"b2", b"b3"]]
+        assert await _publish_batch(publisher, [b"c1", b"c2"]) == 202
+        assert producers.committed_values() == [b"c1", b"c2"]
+    finally:
+        await publisher.stop()
+
+
+async def test_a_batch_whose_sends_are_never_acknowledged_gives_up_whole_at_its_deadline() -> None:
+    producers = Producers(hold_sends=True)
+    publisher = await _started(producers, wait=0.2)
+    try:
+        assert await _publish_batch(publisher, [b"a", b"b", b"c"]) == 503
+        assert producers.committed_values() == []
     finally:
         await publisher.stop()
