@@ -37,7 +37,7 @@ def steps_of(client: httpx.Client, event_id: str, timeout: float = 90) -> dict[s
         if r.status_code != 200:
             return None
         steps = {s["step"]: s for s in r.json()["steps"]}
-        return steps if "control" in steps or steps.get("idempotency", {}).get("detail", {}).get("outcome") else None
+        return steps if "control" in steps or steps.get("idempotency", {}).get("outcome") == "duplicate" else None
 
     return wait_for(ready, timeout, f"the trace of {event_id}")
 
@@ -80,19 +80,26 @@ def test_idempotency_keys_within_a_batch_and_across_a_replayed_batch(stack_facto
         first = post_batch(client, "quake", items)
         assert first.status_code == 202, first.text
         a, b, a_again = first.json()["ids"]
-        assert steps_of(client, a)["control"]["decision"] == "NOTIFY"
-        assert steps_of(client, b)["control"]["decision"] == "NOTIFY"
+        for event_id in (a, b):
+            steps = steps_of(client, event_id)
+            assert steps["control"]["decision"] == "NOTIFY"
+            assert steps["idempotency"]["outcome"] == "first"
         duplicate = steps_of(client, a_again)
         assert "control" not in duplicate
-        assert duplicate["idempotency"]["detail"] == {"key": f"{tag}-a", "outcome": "duplicate", "duplicate_of": a}
+        assert duplicate["idempotency"] == {
+            "step": "idempotency",
+            "key": f"{tag}-a",
+            "outcome": "duplicate",
+            "duplicate_of": a,
+        }
         replay = post_batch(client, "quake", items)  # the producer retries the whole batch
         assert replay.status_code == 202, replay.text
         originals = {f"{tag}-a": a, f"{tag}-b": b}
         for event_id, attributes in zip(replay.json()["ids"], idem, strict=True):
             key = attributes["attributes"]["idempotency_key"]
-            detail = steps_of(client, event_id)["idempotency"]["detail"]
-            assert detail == {"key": key, "outcome": "duplicate", "duplicate_of": originals[key]}
-        assert len(all_incidents(client)) == 2  # one per event decided: a and b
+            step = steps_of(client, event_id)["idempotency"]
+            assert step == {"step": "idempotency", "key": key, "outcome": "duplicate", "duplicate_of": originals[key]}
+        wait_for(lambda: len(all_incidents(client)) == 2, 60, "an incident for a and b")  # none for a repeat
 
 
 def test_a_refused_batch_is_never_decided(stack_factory: Any) -> None:
