@@ -64,15 +64,8 @@ class TransactionalProducer(Protocol):
     async def begin_transaction(self) -> None: ...
     async def commit_transaction(self) -> None: ...
     async def abort_transaction(self) -> None: ...
-    async def send(
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: Any = None,
-        timestamp_ms: Any = None,
-        headers: Any = None,
-    ) -> Any: ...
+    def create_batch(self) -> Any: ...  # a BatchBuilder: append(key=, value=, timestamp=, headers=) → None when full
+    async def send_batch(self, batch: Any, topic: str, *, partition: int) -> Any: ...
 
 
 _QUEUED, _SENDING, _COMMITTING = 0, 1, 2
@@ -232,18 +225,7 @@ class TransactionalPublisher:
                 headers = await self._stamp(producer, records)
                 await producer.begin_transaction()
                 began = True
-                sends = [
-                    await producer.send(
-                        record.topic,
-                        value=record.value,
-                        key=record.key,
-                        partition=partition,
-                        timestamp_ms=record.timestamp_ms,
-                        headers=[(TX_HEADER, stamp)],
-                    )
-                    for record, (partition, stamp) in zip(records, headers, strict=True)
-                ]
-                await asyncio.gather(*sends)
+                await asyncio.gather(*await _send_all(producer, records, headers))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure before the commit: the group is not accepted
@@ -350,6 +332,32 @@ class TransactionalPublisher:
         task = asyncio.create_task(_stop_quietly(producer))
         self._retired.add(task)
         task.add_done_callback(self._retired.discard)
+
+
+async def _send_all(
+    producer: TransactionalProducer, records: list[Record], headers: list[tuple[int, bytes]]
+) -> list[Any]:
+    """Send the records, in order, as one record batch per partition (more when one fills up:
+    TRANSACTION_BATCH_BYTES, api/state.py); the futures of their acknowledgements.
+
+    A record appended to aiokafka's batch builder costs about a microsecond, against some 20 for a
+    ``send`` of its own (serializers, partitioner, a coroutine per record): the CPU a batch publish
+    of 1,000 records spends in the producer."""
+    sends: list[Any] = []
+    builders: dict[tuple[str, int], Any] = {}
+    for record, (partition, stamp) in zip(records, headers, strict=True):
+        where = (record.topic, partition)
+        builder = builders.get(where)
+        if builder is None:
+            builder = builders[where] = producer.create_batch()
+        fields = {"key": record.key, "value": record.value, "timestamp": record.timestamp_ms}
+        if builder.append(**fields, headers=[(TX_HEADER, stamp)]) is None:  # full: send it, start another
+            sends.append(await producer.send_batch(builder, record.topic, partition=partition))
+            builder = builders[where] = producer.create_batch()
+            builder.append(**fields, headers=[(TX_HEADER, stamp)])  # an empty batch takes any record
+    for (topic, partition), builder in builders.items():
+        sends.append(await producer.send_batch(builder, topic, partition=partition))
+    return sends
 
 
 def _outcome_unread(future: asyncio.Future[None]) -> None:

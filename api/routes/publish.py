@@ -36,12 +36,11 @@ from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app.clock import now_ms
 from app.domain.control import policy_type
-from app.domain.ids import new_id
+from app.domain.ids import new_id, new_ids
 from app.domain.principal import Principal
-from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record, state_key
+from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record_json, state_key
 from app.domain.publish_check import check_publish, limits_error
 from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
-from app.kafka import records
 from app.kafka.topics import IDEMPOTENCY, PUBLISH
 from app.store.workflows import find_topic
 
@@ -114,22 +113,27 @@ def _take_tokens(state: ApiState, principal: Principal, ref: TopicRef, count: in
         raise RateLimited("too many publishes by this account to this topic; retry later", retry_after=wait)
 
 
-def _event(
-    state: ApiState, org_id: str, ref: TopicRef, payload: PublishRequest, accepted_ms: int
-) -> tuple[str, Record]:
-    """The server's event id and the record of one accepted publish request."""
-    event_id = new_id("evt")
-    record = publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)
-    key = state_key(org_id, ref.id, payload.status.value, payload.partition_key or event_id)
-    if payload.attributes is not None and payload.attributes.idempotency_key is not None:
+def _record(
+    state: ApiState, org_id: str, ref: TopicRef, payload: PublishRequest, event_id: str, accepted_ms: int
+) -> Record:
+    """The record of one accepted publish request."""
+    status = payload.status.value
+    key = state_key(org_id, ref.id, status, payload.partition_key or event_id)
+    idempotency_key = payload.attributes.idempotency_key if payload.attributes is not None else None
+    value = publish_record_json(
+        event_id=event_id,
+        org_id=org_id,
+        topic_id=ref.id,
+        request=payload,
+        accepted_ms=accepted_ms,
         # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
         # per publish status: an exercise never suppresses a real event (nor the other way round).
-        record["state_key"] = key
-        idem_key = idempotency_stage_key(org_id, ref.id, payload.status.value, payload.attributes.idempotency_key)
-        return event_id, Record(
-            state.settings.topic(IDEMPOTENCY), idem_key.encode(), records.encode(record), accepted_ms
-        )
-    return event_id, Record(state.settings.topic(PUBLISH), key.encode(), records.encode(record), accepted_ms)
+        state_key=key if idempotency_key is not None else None,
+    )
+    if idempotency_key is not None:
+        idem_key = idempotency_stage_key(org_id, ref.id, status, idempotency_key)
+        return Record(state.settings.topic(IDEMPOTENCY), idem_key.encode(), value, accepted_ms)
+    return Record(state.settings.topic(PUBLISH), key.encode(), value, accepted_ms)
 
 
 async def accept_publish(
@@ -151,8 +155,8 @@ async def accept_publish(
     payload = check_publish(body, state.input_limits, partition_key_required=_needs_partition_key(ref))
     ref = _active(ref)
     _take_tokens(state, principal, ref, 1)
-    event_id, record = _event(state, org_id, ref, payload, now_ms())
-    await _produce(state, record)
+    event_id = new_id("evt")
+    await _produce(state, _record(state, org_id, ref, payload, event_id, now_ms()))
     return event_id
 
 
@@ -205,12 +209,13 @@ async def accept_batch(
         )
     _take_tokens(state, principal, ref, len(payloads))
     accepted_ms = now_ms()
-    events = [_event(state, org_id, ref, payload, accepted_ms) for payload in payloads]
+    ids = new_ids("evt", len(payloads))
+    batch = tuple(_record(state, org_id, ref, p, i, accepted_ms) for p, i in zip(payloads, ids, strict=True))
     publisher = state.batch_publisher
     if publisher is None:
         raise Unavailable("batch publishes are not available on this replica yet; nothing was accepted, retry later")
-    await publisher.publish_batch(tuple(record for _, record in events))
-    return [event_id for event_id, _ in events]
+    await publisher.publish_batch(batch)
+    return ids
 
 
 def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, Any]:

@@ -26,10 +26,26 @@ class Record:
 
 
 @dataclass
+class FakeBatch:
+    """aiokafka's BatchBuilder: ``append`` answers None once ``capacity`` records are in."""
+
+    capacity: int
+    records: list[tuple[Any, Any, Any, list[tuple[str, bytes]]]] = field(default_factory=list)
+
+    def append(self, *, key: Any, value: Any, timestamp: Any, headers: Any) -> object | None:
+        if len(self.records) >= self.capacity:
+            return None
+        self.records.append((key, value, timestamp, list(headers)))
+        return object()
+
+
+@dataclass
 class FakeProducer:
     """An in-memory transactional producer; the knobs make a step fail or hang."""
 
     name: str
+    batch_capacity: int = 1_000_000  # records per record batch
+    batches_sent: int = 0
     fail_send: bytes | None = None  # the value whose send fails
     hold_sends: bool = False  # acknowledgements never come
     commit_gate: asyncio.Event | None = None  # the commit waits for it
@@ -75,6 +91,18 @@ class FakeProducer:
         elif not self.hold_sends:
             fut.set_result(None)
         return fut
+
+    def create_batch(self) -> FakeBatch:
+        return FakeBatch(self.batch_capacity)
+
+    async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> asyncio.Future[list[None]]:
+        assert batch.records, "an empty batch sent"
+        self.batches_sent += 1
+        sent = [
+            await self.send(topic, value=v, key=k, partition=partition, timestamp_ms=t, headers=h)
+            for k, v, t, h in batch.records
+        ]
+        return asyncio.gather(*sent)
 
     async def commit_transaction(self) -> None:
         assert self.in_transaction
@@ -344,8 +372,8 @@ async def test_a_batch_is_never_split_between_transactions() -> None:
             _publish(publisher, b"s2"),
         )
         assert answers == [202] * 5
-        txns = [[r.value for r in txn] for txn in producers.made[0].committed]
-        assert txns == [[b"s0", b"s1"], batch, big, [b"s2"]]
+        txns = [sorted(r.value for r in txn) for txn in producers.made[0].committed]
+        assert txns == [[b"s0", b"s1"], batch, big, [b"s2"]]  # (record batches per partition: order within one)
         for txn in producers.made[0].committed:  # each record's tx header counts its own transaction
             per_partition: dict[int, list[bytes]] = {}
             for record in txn:
@@ -375,5 +403,21 @@ async def test_a_batch_whose_sends_are_never_acknowledged_gives_up_whole_at_its_
     try:
         assert await _publish_batch(publisher, [b"a", b"b", b"c"]) == 503
         assert producers.committed_values() == []
+    finally:
+        await publisher.stop()
+
+
+async def test_records_go_in_record_batches_per_partition_in_order_a_full_one_sent_and_another_started() -> None:
+    producers = Producers(batch_capacity=2)
+    publisher = await _started(producers)
+    try:
+        values = [f"v{i}".encode() for i in range(9)]
+        key = b"one key"  # one partition: five record batches of at most two
+        await publisher.publish_batch(tuple(PublishedRecord(TOPIC, key, v, 1) for v in values))
+        (producer,) = producers.made
+        (txn,) = producer.committed
+        assert [r.value for r in txn] == values
+        assert [dict(r.headers)["tx"] for r in txn] == [f"{i}/9".encode() for i in range(9)]
+        assert producer.batches_sent == 5
     finally:
         await publisher.stop()

@@ -328,10 +328,13 @@ def measure_batch(
     batch_url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/bench/publish:batch"
     batch = measure(bench, "publish:batch", batch_url, authorization, watch, body_file, BATCH_CONNECTIONS)
     topic = stack.env["TOCSIN_TOPIC_PREFIX"] + "publish"
-    progress(f"raw aiokafka: the same records to {topic} for {bench.args.duration:g}s")
-    raw = raw_producer_rate(bench.kafka().bootstrap, topic, BODY, stack.org, topic_id, bench.args.duration)
-    progress(f"raw aiokafka: {raw['events_per_s']:.0f} records/s")
-    return batch_figures(single, batch, raw)
+    raw = {}
+    for batches, how in ((True, "record batches"), (False, "one send a record")):
+        progress(f"raw aiokafka ({how}): the same records to {topic} for {bench.args.duration:g}s")
+        args = (bench.kafka().bootstrap, topic, BODY, stack.org, topic_id, bench.args.duration)
+        raw[batches] = raw_producer_rate(*args, batches=batches)
+        progress(f"raw aiokafka ({how}): {raw[batches]['events_per_s']:.0f} records/s")
+    return batch_figures(single, batch, raw[True], raw[False])
 
 
 def render_publish(fig: dict[str, Any]) -> list[str]:
