@@ -1,17 +1,22 @@
 """Batch publish end to end, with the worker: a batch's events are decided in order per partition
 key, idempotency keys behave as in single publishes (within a batch and across a replayed batch),
-and a refused batch leaves nothing for the worker to decide."""
+and a refused batch (a bad request, or the broker away: 503) leaves nothing for the worker to decide."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
 import pytest
 
-from tests.support.scaling import CYCLE, METRIC_PROFILE, spec_decisions
+from devstack.kafka import LocalKafka
+from tests.support.scaling import CYCLE, METRIC_PROFILE, assert_no_gaps, spec_decisions
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
@@ -120,3 +125,50 @@ def test_a_refused_batch_is_never_decided(stack_factory: Any) -> None:
             state = client.get("/workflow_topics/quake/control_state", params={"partition_key": key})
             assert state.status_code in (200, 404), state.text
             assert state.status_code == 404 or state.json()["last_decision"] is None, state.text
+
+
+def test_a_batch_refused_503_while_the_broker_is_paused_is_never_decided(tmp_path: Path) -> None:
+    """With TOCSIN_PUBLISH_TRANSACTIONS off (the default): the batch still goes in a transaction. A
+    broker that stops answering (SIGSTOP) past the produce timeout: the batch is refused with 503;
+    the broker keeps what it received in its socket buffer and stores it when it resumes, but the
+    transaction is aborted, so none of the batch's events is ever decided."""
+    broker = LocalKafka(tmp_path / "kafka")
+    broker.start()
+    stack = Stack(tmp_path / "stack", broker.bootstrap)
+    try:
+        stack.start()
+        with stack.client() as client:
+            setup_topic(client, "quake", {"type": "BYPASS"})
+
+            def batch(tag: str) -> list[dict[str, Any]]:
+                return [{"status": "ACTUAL", "data": {}, "event": {"name": f"{tag}-{i}"}} for i in range(20)]
+
+            assert post_batch(client, "quake", batch("before")).status_code == 202
+            pid = broker.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                refused = post_batch(client, "quake", batch("refused"))
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["code"] == "SYS-001"
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            after = wait_for(
+                lambda: r if (r := post_batch(client, "quake", batch("after"))).status_code == 202 else None,
+                60,
+                "a batch accepted once the broker is back",
+            )
+            assert len(after.json()["ids"]) == 20
+
+            def titles() -> list[str]:
+                return [i["title"] for i in all_incidents(client)]
+
+            wait_for(lambda: len({t for t in titles() if not t.startswith("refused")}) >= 40, 120, "40 incidents")
+            deadline = time.monotonic() + 10  # a stored record of the refused batch would be decided by now
+            while time.monotonic() < deadline:
+                assert not [t for t in titles() if t.startswith("refused")], "a refused batch was decided"
+                time.sleep(1)
+        assert_no_gaps(stack)
+    finally:
+        stack.stop()
+        broker.stop()
