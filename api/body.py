@@ -1,4 +1,5 @@
-"""Reading a JSON body with the size cap and media-type check (413 / 415).
+"""Reading a JSON body with the size cap and media-type check (413 / 415), and splitting a batch
+publish's body (a JSON array or NDJSON) into the raw bytes of its requests.
 
 The checks work on raw header values and the ASGI ``receive`` callable, so the FastAPI
 route and the publish fast path (api/fastpath.py) share them.
@@ -7,8 +8,10 @@ route and the publish fast path (api/fastpath.py) share them.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -25,9 +28,21 @@ from app.errors import BodyTooLarge, InvalidInput, UnsupportedMediaType
 
 def check_json_headers(content_type: str, content_length: str | None, limit: int) -> None:
     """Refuse a body that is not JSON (415) or declares more than ``limit`` bytes (413)."""
-    media = content_type.split(";", 1)[0].strip().lower()
-    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+    if not _is_json(_media(content_type)):
         raise UnsupportedMediaType("Content-Type must be application/json")
+    check_content_length(content_length, limit)
+
+
+def _media(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _is_json(media: str) -> bool:
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def check_content_length(content_length: str | None, limit: int) -> None:
+    """Refuse a body that declares more than ``limit`` bytes (413)."""
     if content_length is not None:
         if not content_length.isdigit():
             raise BodyTooLarge("invalid Content-Length")
@@ -59,7 +74,8 @@ async def receive_body(receive: Receive, limit: int) -> bytes:
 
 
 class BodyLimitMiddleware:
-    """At most ``max_bytes`` of request body on every route FastAPI serves (413 VAL-002).
+    """At most ``max_bytes`` of request body on every route FastAPI serves (413 VAL-002), and
+    ``batch_max_bytes`` on the batch publish (TOCSIN_MAX_PUBLISH_BATCH_BYTES).
 
     A declared ``Content-Length`` over the limit is refused before the route runs; a body
     without one (chunked) is counted as the route reads it, and reading past the limit raises
@@ -67,15 +83,16 @@ class BodyLimitMiddleware:
     the same limit itself (:func:`receive_body`).
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, batch_max_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.batch_max_bytes = batch_max_bytes or max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.max_bytes
+        limit = self.batch_max_bytes if _BATCH_ENDPOINT.search(scope.get("path", "")) else self.max_bytes
         for name, value in scope["headers"]:
             if name == b"content-length":
                 if not value.isdigit() or int(value) > limit:
@@ -99,6 +116,7 @@ class BodyLimitMiddleware:
 
 # The token-exchange endpoint answers every error in RFC 6749 §5.2's shape (API.md), this one too.
 _TOKEN_ENDPOINT = re.compile(r"/workload-identity/[^/]+/token/?$")
+_BATCH_ENDPOINT = re.compile(r"/workflow_topics/[^/]+/publish:batch$")
 
 
 async def _refuse(send: Send, limit: int, *, oauth: bool = False) -> None:
@@ -151,3 +169,118 @@ def bound_json_bodies(routers: Iterable[APIRouter], max_data_depth: int) -> None
                 continue
             route.endpoint = _bounded(route.endpoint, route.body_field.name)
             route.dependant.call = route.endpoint
+
+
+NDJSON = "application/x-ndjson"
+
+
+def is_ndjson(content_type: str) -> bool:
+    """Whether a batch body is NDJSON (else a JSON array); 415 for any other media type."""
+    media = _media(content_type)
+    if media == NDJSON:
+        return True
+    if _is_json(media):
+        return False
+    raise UnsupportedMediaType(
+        f"Content-Type must be application/json (a JSON array of publish requests) or {NDJSON} (one per line)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BatchItem:
+    """One publish request of a batch: its place (``index`` from 0; ``line`` from 1 in NDJSON) and raw JSON."""
+
+    index: int
+    line: int | None
+    body: bytes
+
+
+def _body_error(message: str, kind: str = "json_invalid") -> InvalidInput:
+    return InvalidInput(message, details={"fields": [{"field": "", "message": message, "type": kind}]})
+
+
+def _item_error(index: int, message: str) -> InvalidInput:
+    field = {"field": "", "message": message, "type": "json_invalid"}
+    return InvalidInput(
+        f"publish request {index}: {message}; nothing was stored",
+        details={"items": [{"index": index, "fields": [field]}]},
+    )
+
+
+def _too_many(max_items: int) -> InvalidInput:
+    return _body_error(f"more than {max_items} publish requests (TOCSIN_MAX_PUBLISH_BATCH_ITEMS)", "limit_exceeded")
+
+
+_EMPTY = "the batch holds no publish request"
+
+
+def split_batch(body: bytes, *, ndjson: bool, max_items: int) -> list[BatchItem]:
+    """The requests of a batch body, each as the bytes a single publish would have sent.
+
+    NDJSON: one request per line (``\n``, optionally ``\r\n``); blank lines are skipped. A line
+    that is not JSON is refused as a single publish would be, by the caller. JSON: an array; its
+    elements are found with the standard library's scanner (a syntax error names the element),
+    and each element's text is validated by the caller exactly as a single publish's body.
+    Raises :class:`InvalidInput` (422) for a body that is not a batch, holds none or more than
+    ``max_items``.
+    """
+    items: list[BatchItem] = []
+    if ndjson:
+        for number, raw in enumerate(body.split(b"\n"), start=1):
+            line = raw.strip(b" \t\r")
+            if not line:
+                continue
+            if len(items) == max_items:
+                raise _too_many(max_items)
+            items.append(BatchItem(len(items), number, line))
+    else:
+        items = [BatchItem(index, None, raw) for index, raw in enumerate(_array_elements(body, max_items))]
+    if not items:
+        raise _body_error(_EMPTY, "too_short")
+    return items
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _array_elements(body: bytes, max_items: int) -> list[bytes]:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _body_error("the body is not UTF-8 text") from None
+
+    def skip(at: int) -> int:
+        match = _WS.match(text, at)
+        assert match is not None  # the pattern matches the empty string
+        return match.end()
+
+    pos = skip(0)
+    if text[pos : pos + 1] != "[":
+        raise _body_error("the body must be a JSON array of publish requests (or NDJSON, one per line)")
+    pos = skip(pos + 1)
+    elements: list[bytes] = []
+    if text[pos : pos + 1] == "]":
+        pos += 1
+    else:
+        while True:
+            if len(elements) == max_items:
+                raise _too_many(max_items)
+            try:
+                _, end = _DECODER.raw_decode(text, pos)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number too long, nesting
+                message = exc.msg if isinstance(exc, json.JSONDecodeError) else "not valid JSON"
+                raise _item_error(len(elements), f"invalid JSON: {message}") from None
+            elements.append(text[pos:end].encode())
+            pos = skip(end)
+            following = text[pos : pos + 1]
+            if following == ",":
+                pos = skip(pos + 1)
+                continue
+            if following == "]":
+                pos += 1
+                break
+            raise _item_error(len(elements) - 1, "invalid JSON: expected ',' or ']' after this publish request")
+    if skip(pos) != len(text):
+        raise _body_error("invalid JSON: data after the array")
+    return elements

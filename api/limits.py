@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.domain.limits import LIMIT_EXCEEDED, Violation
+from app.domain.limits import Violation
+from app.domain.publish_check import limits_error
 from app.errors import InvalidInput
 
 
 def limits_exceeded(violations: Sequence[Violation]) -> InvalidInput:
     """422 VAL-001 listing each field over its limit: ``{"fields": [{field, message, type}]}``."""
-    return InvalidInput(
-        "; ".join(f"{field}: {message}" for field, message in violations),
-        details={"fields": [{"field": f, "message": m, "type": LIMIT_EXCEEDED} for f, m in violations]},
-    )
+    return limits_error(violations)
 
 
 def count_exceeded(field: str, message: str) -> InvalidInput:

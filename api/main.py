@@ -84,13 +84,14 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         keys = signing_keys or load_signing_keys(settings)
         producer = new_producer(settings)
         await producer.start()
-        publisher = new_publisher(settings) if settings.publish_transactions else None
-        if publisher is not None:
-            try:
-                await publisher.start()
-            except BaseException:
-                await producer.stop()
-                raise
+        # Batches are written in transactions whatever TOCSIN_PUBLISH_TRANSACTIONS says (all or
+        # nothing); with it, single publishes share the same transactional producers.
+        publisher = new_publisher(settings)
+        try:
+            await publisher.start()
+        except BaseException:
+            await producer.stop()
+            raise
         engine = create_engine(settings.effective_database_url)
         sessions = sessionmaker(engine)
         state = ApiState(
@@ -99,7 +100,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             sessions=sessions,
             federation=Federation(settings, sessions, keys),
             producer=producer,
-            publisher=publisher,
+            publisher=publisher if settings.publish_transactions else None,
+            batch_publisher=publisher,
             principals=TTLCache(settings.auth_cache_seconds),
             topics=TTLCache(settings.config_cache_seconds),
             publish_limits=RateLimiter(settings.publish_rate_per_second, settings.publish_burst),
@@ -120,8 +122,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             await asyncio.gather(*state.tasks, return_exceptions=True)
             await state.federation.flush_attempts()
             await state.federation.fetcher.aclose()
-            if state.publisher is not None:
-                await state.publisher.stop()
+            if state.batch_publisher is not None:
+                await state.batch_publisher.stop()
             await state.producer.stop()  # the one in use (api/state.py may have replaced the first)
             await engine.dispose()
 
@@ -153,6 +155,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         document_permissions(router.routes)
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)  # 413 VAL-002, chunked too
+    app.add_middleware(  # 413 VAL-002, chunked too
+        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, batch_max_bytes=settings.max_publish_batch_bytes
+    )
     app.add_middleware(RequestIdMiddleware)
     return app

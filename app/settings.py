@@ -89,6 +89,10 @@ class Settings(BaseSettings):
     max_publish_string_chars: int = Field(default=16_384, ge=1, le=1024 * 1024)
     max_publish_array_items: int = Field(default=1000, ge=1, le=10_000)
     max_publish_metrics: int = Field(default=100, ge=1, le=1000)
+    # A batch publish (POST .../publish:batch): at most this many publish requests, and a body of at
+    # most this many bytes (each request still within max_body_bytes): 422 / 413 beyond (docs/api.md).
+    max_publish_batch_items: int = Field(default=1000, ge=1, le=10_000)
+    max_publish_batch_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024)
     max_workflow_actions: int = Field(default=20, ge=1, le=100)
     max_filter_conditions: int = Field(default=100, ge=1, le=100)
     max_filter_values: int = Field(default=1000, ge=1, le=1000)

@@ -7,34 +7,40 @@ transactions, api/publisher.py).
 :func:`accept_publish` is the one implementation; the ASGI fast path (api/fastpath.py)
 serves it before FastAPI's routing, and the route below serves it otherwise and documents
 it in the OpenAPI document.
+
+The batch publish (``POST .../publish:batch``, :func:`accept_batch`) takes up to
+TOCSIN_MAX_PUBLISH_BATCH_ITEMS requests as a JSON array or NDJSON, checks each exactly as a single
+publish (app/domain/publish_check.py), takes one rate-limit token per event, and writes all its
+records in one Kafka transaction (whatever TOCSIN_PUBLISH_TRANSACTIONS says): all stored, or none.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
-from pydantic import Field
+from pydantic import Field, ValidationError
 from sqlalchemy.exc import OperationalError
 from starlette.types import Receive
 
-from api.body import check_json_headers, receive_body
+from api.body import BatchItem, check_content_length, check_json_headers, is_ndjson, receive_body, split_batch
 from api.deps import authenticate, authorize_topic, get_state, permission_extra
-from api.errors import error_responses
-from api.limits import limits_exceeded
+from api.errors import describe, error_responses
 from api.models import Out
+from api.publisher import Record
 from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app.clock import now_ms
 from app.domain.control import policy_type
-from app.domain.ids import new_id
-from app.domain.limits import publish_violations
-from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record, state_key
+from app.domain.ids import new_id, new_ids
+from app.domain.principal import Principal
+from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record_json, state_key
+from app.domain.publish_check import check_publish, limits_error
 from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
-from app.kafka import records
 from app.kafka.topics import IDEMPOTENCY, PUBLISH
 from app.observability import tracing
 from app.store.workflows import find_topic
@@ -70,6 +76,67 @@ async def _topic_ref(state: ApiState, org_id: str, id_or_key: str) -> TopicRef |
         return None
 
 
+async def _publisher_and_topic(
+    state: ApiState, org_id: str, topic: str, authorization: str | None
+) -> tuple[Principal, TopicRef | None]:
+    """The caller, allowed to publish to the topic the path names (None: it does not exist: 404
+    once the body was checked, as the permission check could not tell)."""
+    principal = await authenticate(state, authorization)
+    if principal.organization_id != org_id:
+        raise NotFound("not found")  # before anything else: nothing of another organization shows
+    if principal.kind != "service_account":
+        raise PermissionDenied(
+            "publishing needs a service account (with an access token or a federated credential); "
+            "a user account cannot publish",
+            details={"permission": PERMISSION, "account_kind": principal.kind},
+        )
+    ref = await _topic_ref(state, org_id, topic)
+    authorize_topic(principal, org_id, PERMISSION, topic, (ref.id, ref.key) if ref is not None else None)
+    return principal, ref
+
+
+def _active(ref: TopicRef | None) -> TopicRef:
+    if ref is None:
+        raise NotFound("workflow topic not found")
+    if ref.status != "ACTIVE":
+        raise Conflict("workflow topic is not ACTIVE")
+    return ref
+
+
+def _needs_partition_key(ref: TopicRef | None) -> bool:
+    return ref is not None and ref.policy != "BYPASS"
+
+
+def _take_tokens(state: ApiState, principal: Principal, ref: TopicRef, count: int) -> None:
+    """One token of the account's publish rate on the topic per event (429 with Retry-After)."""
+    wait = state.publish_limits.take((principal.account_id, ref.id), count)
+    if wait:
+        raise RateLimited("too many publishes by this account to this topic; retry later", retry_after=wait)
+
+
+def _record(
+    state: ApiState, org_id: str, ref: TopicRef, payload: PublishRequest, event_id: str, accepted_ms: int
+) -> Record:
+    """The record of one accepted publish request."""
+    status = payload.status.value
+    key = state_key(org_id, ref.id, status, payload.partition_key or event_id)
+    idempotency_key = payload.attributes.idempotency_key if payload.attributes is not None else None
+    value = publish_record_json(
+        event_id=event_id,
+        org_id=org_id,
+        topic_id=ref.id,
+        request=payload,
+        accepted_ms=accepted_ms,
+        # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
+        # per publish status: an exercise never suppresses a real event (nor the other way round).
+        state_key=key if idempotency_key is not None else None,
+    )
+    if idempotency_key is not None:
+        idem_key = idempotency_stage_key(org_id, ref.id, status, idempotency_key)
+        return Record(state.settings.topic(IDEMPOTENCY), idem_key.encode(), value, accepted_ms)
+    return Record(state.settings.topic(PUBLISH), key.encode(), value, accepted_ms)
+
+
 async def accept_publish(
     state: ApiState,
     org_id: str,
@@ -82,49 +149,85 @@ async def accept_publish(
 ) -> str:
     """Check, validate and produce one publish; the server's event id once its record is stored
     (committed, with TOCSIN_PUBLISH_TRANSACTIONS)."""
-    principal = await authenticate(state, authorization)
-    if principal.organization_id != org_id:
-        raise NotFound("not found")  # before anything else: nothing of another organization shows
-    if principal.kind != "service_account":
-        raise PermissionDenied(
-            "publishing needs a service account (with an access token or a federated credential); "
-            "a user account cannot publish",
-            details={"permission": PERMISSION, "account_kind": principal.kind},
-        )
-    ref = await _topic_ref(state, org_id, topic)
-    authorize_topic(principal, org_id, PERMISSION, topic, (ref.id, ref.key) if ref is not None else None)
+    principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
     limit = state.settings.max_body_bytes
     check_json_headers(content_type, content_length, limit)
     body = await receive_body(receive, limit)
-    payload = PublishRequest.model_validate_json(body)
-    if violations := publish_violations(payload, body, state.input_limits):
-        raise limits_exceeded(violations)
-    if ref is None:
-        raise NotFound("workflow topic not found")
-    if ref.status != "ACTIVE":
-        raise Conflict("workflow topic is not ACTIVE")
-    wait = state.publish_limits.take((principal.account_id, ref.id))
-    if wait:
-        raise RateLimited("too many publishes by this account to this topic; retry later", retry_after=wait)
-    partition = payload.partition_key
-    if partition is None and ref.policy != "BYPASS":
-        raise InvalidInput(
-            "event_control.partition_key is required on topics with a control policy",
-            details={"fields": [{"field": "event_control.partition_key", "message": "required"}]},
-        )
+    payload = check_publish(body, state.input_limits, partition_key_required=_needs_partition_key(ref))
+    ref = _active(ref)
+    _take_tokens(state, principal, ref, 1)
     event_id = new_id("evt")
-    accepted_ms = now_ms()
-    record = publish_record(event_id=event_id, org_id=org_id, topic_id=ref.id, request=payload, accepted_ms=accepted_ms)
-    key = state_key(org_id, ref.id, payload.status.value, partition or event_id)
-    if payload.attributes is not None and payload.attributes.idempotency_key is not None:
-        # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
-        # per publish status: an exercise never suppresses a real event (nor the other way round).
-        record["state_key"] = key
-        idem_key = idempotency_stage_key(org_id, ref.id, payload.status.value, payload.attributes.idempotency_key)
-        await _produce(state, IDEMPOTENCY, idem_key.encode(), records.encode(record), accepted_ms)
-    else:
-        await _produce(state, PUBLISH, key.encode(), records.encode(record), accepted_ms)
+    await _produce(state, _record(state, org_id, ref, payload, event_id, now_ms()))
     return event_id
+
+
+async def accept_batch(
+    state: ApiState,
+    org_id: str,
+    topic: str,
+    *,
+    authorization: str | None,
+    content_type: str,
+    content_length: str | None,
+    receive: Receive,
+) -> list[str]:
+    """Check every request of a batch as a single publish, then produce them all in one
+    transaction; the server's event ids, in the batch's order, once all are committed. Nothing is
+    stored when one request is refused (422 naming each by index), when the rate limit has fewer
+    tokens than the batch has events (429), or when the broker fails (503)."""
+    principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
+    settings = state.settings
+    ndjson = is_ndjson(content_type)
+    check_content_length(content_length, settings.max_publish_batch_bytes)
+    body = await receive_body(receive, settings.max_publish_batch_bytes)
+    items = split_batch(body, ndjson=ndjson, max_items=settings.max_publish_batch_items)
+    required = _needs_partition_key(ref)
+    payloads: list[PublishRequest] = []
+    refused: list[dict[str, Any]] = []
+    for item in items:
+        try:
+            if len(item.body) > settings.max_body_bytes:
+                message = f"larger than {settings.max_body_bytes} bytes (TOCSIN_MAX_BODY_BYTES, a publish's limit)"
+                raise limits_error([("", message)])
+            payloads.append(check_publish(item.body, state.input_limits, partition_key_required=required))
+        except (ValidationError, InvalidInput) as exc:
+            refused.append(_refusal(item, exc))
+    if refused:
+        raise InvalidInput(
+            f"{len(refused)} of {len(items)} publish requests refused; nothing was stored",
+            details={"items": refused},
+        )
+    ref = _active(ref)
+    if not state.publish_limits.fits(len(payloads)):
+        raise limits_error(
+            [
+                (
+                    "",
+                    f"{len(payloads)} events, more than the {settings.publish_burst} a publisher may send at once "
+                    "(TOCSIN_PUBLISH_BURST); split the batch",
+                )
+            ]
+        )
+    _take_tokens(state, principal, ref, len(payloads))
+    accepted_ms = now_ms()
+    ids = new_ids("evt", len(payloads))
+    batch = tuple(_record(state, org_id, ref, p, i, accepted_ms) for p, i in zip(payloads, ids, strict=True))
+    publisher = state.batch_publisher
+    if publisher is None:
+        raise Unavailable("batch publishes are not available on this replica yet; nothing was accepted, retry later")
+    await publisher.publish_batch(batch)
+    return ids
+
+
+def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, Any]:
+    """``{index, line?, fields}``: why one request of a batch was refused, as a single publish says it."""
+    described = describe(exc)
+    assert described is not None  # both kinds are the API's own 422s
+    refusal: dict[str, Any] = {"index": item.index}
+    if item.line is not None:
+        refusal["line"] = item.line
+    refusal["fields"] = described[1]["details"].get("fields", [])
+    return refusal
 
 
 @router.post(
@@ -157,14 +260,62 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
     return json_response({"id": event_id}, status_code=202)
 
 
-async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timestamp_ms: int) -> None:
+class BatchAccepted(Out):
+    ids: list[str] = Field(description="the server's event ids, in the order of the batch's publish requests")
+
+
+def _batch_schema() -> dict[str, Any]:
+    """An array of the single publish's body; its ``$defs`` at the top, where the OpenAPI document
+    hoists them from (api/errors.py)."""
+    item = PublishRequest.model_json_schema()
+    defs = item.pop("$defs", {})
+    return {"type": "array", "items": item, "minItems": 1, "$defs": defs}
+
+
+@router.post(
+    "/{topic}/publish:batch",
+    status_code=202,
+    openapi_extra={
+        **permission_extra(PERMISSION),
+        "requestBody": {
+            "required": True,
+            "description": "publish requests, each as the single publish's body: a JSON array, or NDJSON "
+            "(one per line); at most TOCSIN_MAX_PUBLISH_BATCH_ITEMS (1000) and TOCSIN_MAX_PUBLISH_BATCH_BYTES "
+            "(4 MiB). All or nothing.",
+            "content": {
+                "application/json": {"schema": _batch_schema()},
+                "application/x-ndjson": {"schema": {"type": "string", "description": "one publish request per line"}},
+            },
+        },
+    },
+    response_model=BatchAccepted,
+    responses={
+        202: {"description": "Accepted; every record of the batch is committed, in one transaction"},
+        **error_responses(409, 429),  # the topic is INACTIVE; the account's rate on the topic (one per event)
+    },
+)
+async def publish_batch(org_id: str, topic: str, request: Request) -> Response:
+    headers = request.headers
+    ids = await accept_batch(
+        get_state(request),
+        org_id,
+        topic,
+        authorization=headers.get("authorization"),
+        content_type=headers.get("content-type", ""),
+        content_length=headers.get("content-length"),
+        receive=request.receive,
+    )
+    return json_response({"ids": ids}, status_code=202)
+
+
+async def _produce(state: ApiState, record: Record) -> None:
     """With TOCSIN_PUBLISH_TRANSACTIONS: return once the record is committed in a transaction
     (api/publisher.py); :class:`Unavailable` (503) when it will never be, within
     TOCSIN_PRODUCE_TIMEOUT_SECONDS unless its commit was already asked for (then the commit's
     outcome decides). Without: send and wait for the broker's acknowledgement, or 503 within the
     timeout (the record may still be written later and decided: README, Publish guarantee)."""
     if state.publisher is not None:
-        await state.publisher.publish(state.settings.topic(topic), key, value, timestamp_ms)
+        await state.publisher.publish_batch((record,))
         return
     settings = state.settings
     producer = state.producer
@@ -173,7 +324,7 @@ async def _produce(state: ApiState, topic: str, key: bytes, value: bytes, timest
             # with tracing on, the request's span continues in the worker (app/observability/tracing.py)
             headers = tracing.record_headers() if tracing.enabled else None
             sent = await producer.send(
-                settings.topic(topic), value=value, key=key, timestamp_ms=timestamp_ms, headers=headers
+                record.topic, value=record.value, key=record.key, timestamp_ms=record.timestamp_ms, headers=headers
             )
             await sent
     except (TimeoutError, KafkaError) as exc:

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import Field, field_validator
+from pydantic_core import to_json
 
 from app.domain.notification import NotificationObject
 from app.domain.strict_model import FrozenStrictModel
@@ -89,3 +90,28 @@ def publish_record(
     body = request.model_dump(mode="json", exclude_none=True)
     body.update(id=event_id, organization_id=org_id, topic_id=topic_id, accepted_ms=accepted_ms, v=1)
     return body
+
+
+def publish_record_json(
+    *,
+    event_id: str,
+    org_id: str,
+    topic_id: str,
+    request: PublishRequest,
+    accepted_ms: int,
+    state_key: str | None = None,
+) -> bytes:
+    """:func:`publish_record` (plus ``state_key``, for the idempotency stage) as the JSON the ingress
+    writes: the request serialized by pydantic straight to bytes, behind the server's fields — the
+    same object, in about a third of the time of a dict encoded again (a batch makes up to 1,000)."""
+    head: dict[str, Any] = {
+        "id": event_id,
+        "organization_id": org_id,
+        "topic_id": topic_id,
+        "accepted_ms": accepted_ms,
+        "v": 1,
+    }
+    if state_key is not None:
+        head["state_key"] = state_key
+    body = request.__pydantic_serializer__.to_json(request, exclude_none=True)
+    return to_json(head)[:-1] + b"," + body[1:]  # the body has at least "data" and "status"

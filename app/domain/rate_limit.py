@@ -23,8 +23,9 @@ class RateLimiter:
         self._max_keys = max_keys
         self._buckets: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
 
-    def take(self, key: Hashable) -> float:
-        """0 when allowed (one token taken), else the seconds until a token is available."""
+    def take(self, key: Hashable, count: int = 1) -> float:
+        """0 when allowed (``count`` tokens taken), else the seconds until ``count`` tokens are available
+        (then nothing is taken). A ``count`` above the burst is never allowed (:meth:`fits` says so)."""
         now = self._clock()
         bucket = self._buckets.get(key)
         if bucket is None:
@@ -34,11 +35,15 @@ class RateLimiter:
         else:
             tokens = min(self._burst, bucket[0] + (now - bucket[1]) * self._rate)
             self._buckets.move_to_end(key)
-        if tokens >= 1.0:
-            self._buckets[key] = (tokens - 1.0, now)
+        if tokens >= count:
+            self._buckets[key] = (tokens - count, now)
             return 0.0
         self._buckets[key] = (tokens, now)
-        return (1.0 - tokens) / self._rate
+        return (count - tokens) / self._rate
+
+    def fits(self, count: int) -> bool:
+        """Whether ``count`` tokens can ever be taken at once (a full bucket holds ``burst``)."""
+        return count <= self._burst
 
     def __len__(self) -> int:
         return len(self._buckets)

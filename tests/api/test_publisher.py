@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from api.publisher import Record as PublishedRecord
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
 from app.kafka.records import closes_transaction
@@ -25,10 +26,26 @@ class Record:
 
 
 @dataclass
+class FakeBatch:
+    """aiokafka's BatchBuilder: ``append`` answers None once ``capacity`` records are in."""
+
+    capacity: int
+    records: list[tuple[Any, Any, Any, list[tuple[str, bytes]]]] = field(default_factory=list)
+
+    def append(self, *, key: Any, value: Any, timestamp: Any, headers: Any) -> object | None:
+        if len(self.records) >= self.capacity:
+            return None
+        self.records.append((key, value, timestamp, list(headers)))
+        return object()
+
+
+@dataclass
 class FakeProducer:
     """An in-memory transactional producer; the knobs make a step fail or hang."""
 
     name: str
+    batch_capacity: int = 1_000_000  # records per record batch
+    batches_sent: int = 0
     fail_send: bytes | None = None  # the value whose send fails
     hold_sends: bool = False  # acknowledgements never come
     commit_gate: asyncio.Event | None = None  # the commit waits for it
@@ -74,6 +91,18 @@ class FakeProducer:
         elif not self.hold_sends:
             fut.set_result(None)
         return fut
+
+    def create_batch(self) -> FakeBatch:
+        return FakeBatch(self.batch_capacity)
+
+    async def send_batch(self, batch: FakeBatch, topic: str, *, partition: int) -> asyncio.Future[list[None]]:
+        assert batch.records, "an empty batch sent"
+        self.batches_sent += 1
+        sent = [
+            await self.send(topic, value=v, key=k, partition=partition, timestamp_ms=t, headers=h)
+            for k, v, t, h in batch.records
+        ]
+        return asyncio.gather(*sent)
 
     async def commit_transaction(self) -> None:
         assert self.in_transaction
@@ -347,5 +376,78 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
         for value, parent in zip((b"a", b"b"), parents, strict=True):
             headers = dict(records[value].headers)
             assert set(headers) == {"tx", "traceparent"} and headers["traceparent"] == parent.encode()
+    finally:
+        await publisher.stop()
+
+
+async def _publish_batch(publisher: TransactionalPublisher, values: list[bytes]) -> int:
+    try:
+        await publisher.publish_batch(tuple(PublishedRecord(TOPIC, v, v, 1) for v in values))
+    except Unavailable:
+        return 503
+    return 202
+
+
+async def test_a_batch_is_never_split_between_transactions() -> None:
+    producers = Producers()
+    publisher = await _started(producers, max_records=4)
+    try:
+        batch = [f"b{i}".encode() for i in range(3)]
+        big = [f"g{i}".encode() for i in range(6)]  # more than max_records: a transaction of its own
+        answers = await asyncio.gather(
+            _publish(publisher, b"s0"),
+            _publish(publisher, b"s1"),
+            _publish_batch(publisher, batch),
+            _publish_batch(publisher, big),
+            _publish(publisher, b"s2"),
+        )
+        assert answers == [202] * 5
+        txns = [sorted(r.value for r in txn) for txn in producers.made[0].committed]
+        assert txns == [[b"s0", b"s1"], batch, big, [b"s2"]]  # (record batches per partition: order within one)
+        for txn in producers.made[0].committed:  # each record's tx header counts its own transaction
+            per_partition: dict[int, list[bytes]] = {}
+            for record in txn:
+                per_partition.setdefault(record.partition, []).append(dict(record.headers)["tx"])
+            for stamps in per_partition.values():
+                assert stamps == [f"{i}/{len(stamps)}".encode() for i in range(len(stamps))]
+    finally:
+        await publisher.stop()
+
+
+async def test_one_failed_send_of_a_batch_aborts_all_of_it() -> None:
+    producers = Producers(fail_send=b"b2")
+    publisher = await _started(producers)
+    try:
+        assert await _publish_batch(publisher, [b"b1", b"b2", b"b3"]) == 503
+        (producer,) = producers.made
+        assert producer.committed == [] and [[r.value for r in t] for t in producer.aborted] == [[b"b1", b"b2", b"b3"]]
+        assert await _publish_batch(publisher, [b"c1", b"c2"]) == 202
+        assert producers.committed_values() == [b"c1", b"c2"]
+    finally:
+        await publisher.stop()
+
+
+async def test_a_batch_whose_sends_are_never_acknowledged_gives_up_whole_at_its_deadline() -> None:
+    producers = Producers(hold_sends=True)
+    publisher = await _started(producers, wait=0.2)
+    try:
+        assert await _publish_batch(publisher, [b"a", b"b", b"c"]) == 503
+        assert producers.committed_values() == []
+    finally:
+        await publisher.stop()
+
+
+async def test_records_go_in_record_batches_per_partition_in_order_a_full_one_sent_and_another_started() -> None:
+    producers = Producers(batch_capacity=2)
+    publisher = await _started(producers)
+    try:
+        values = [f"v{i}".encode() for i in range(9)]
+        key = b"one key"  # one partition: five record batches of at most two
+        await publisher.publish_batch(tuple(PublishedRecord(TOPIC, key, v, 1) for v in values))
+        (producer,) = producers.made
+        (txn,) = producer.committed
+        assert [r.value for r in txn] == values
+        assert [dict(r.headers)["tx"] for r in txn] == [f"{i}/9".encode() for i in range(9)]
+        assert producer.batches_sent == 5
     finally:
         await publisher.stop()

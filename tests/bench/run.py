@@ -31,6 +31,8 @@ import httpx
 import psutil
 
 from devstack.kafka import LocalKafka, free_port
+from tests.bench.batch_bench import CONNECTIONS as BATCH_CONNECTIONS
+from tests.bench.batch_bench import batch_figures, raw_producer_rate, render_batch, write_batch_body
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
@@ -204,12 +206,23 @@ def parse_wrk(text: str) -> dict[str, Any]:
 Watch = dict[str, int | None]
 
 
-def run_wrk(bench: Bench, url: str, authorization: str, duration: float, watch: Watch) -> dict[str, Any]:
-    """One wrk process; CPU% of wrk and of every watched pid over its lifetime."""
+def run_wrk(
+    bench: Bench,
+    url: str,
+    authorization: str,
+    duration: float,
+    watch: Watch,
+    body_file: Path | None = None,
+    connections: int | None = None,
+) -> dict[str, Any]:
+    """One wrk process; CPU% of wrk and of every watched pid over its lifetime. ``body_file``: post
+    that file's content instead of BODY (a batch)."""
     args = bench.args
-    opts = f"-t {args.threads} -c {args.connections} -d {duration:g}s --latency --timeout 10s -s {LUA}"
+    opts = f"-t {args.threads} -c {connections or args.connections} -d {duration:g}s --latency --timeout 10s -s {LUA}"
     cmd = [ensure_wrk(), *opts.split(), url]
     env = {**os.environ, "BENCH_BODY": BODY, "BENCH_AUTHORIZATION": authorization}
+    if body_file is not None:
+        env["BENCH_BODY_FILE"] = str(body_file)
     before = {name: cpu_seconds(pid) for name, pid in watch.items()}
     machine_before = machine_seconds()
     with tempfile.TemporaryFile() as out:
@@ -250,12 +263,20 @@ def run_wrk(bench: Bench, url: str, authorization: str, duration: float, watch: 
     return figures
 
 
-def measure(bench: Bench, name: str, url: str, authorization: str, watch: Watch) -> dict[str, Any]:
+def measure(
+    bench: Bench,
+    name: str,
+    url: str,
+    authorization: str,
+    watch: Watch,
+    body_file: Path | None = None,
+    connections: int | None = None,
+) -> dict[str, Any]:
     args = bench.args
-    progress(f"{name}: warm-up {args.warmup:g}s ({args.connections} connections, {args.threads} thread)")
-    warm = run_wrk(bench, url, authorization, args.warmup, watch)
+    progress(f"{name}: warm-up {args.warmup:g}s ({connections or args.connections} connections, {args.threads} thread)")
+    warm = run_wrk(bench, url, authorization, args.warmup, watch, body_file, connections)
     progress(f"{name}: measuring {args.duration:g}s")
-    figures = run_wrk(bench, url, authorization, args.duration, watch)
+    figures = run_wrk(bench, url, authorization, args.duration, watch, body_file, connections)
     figures.update(warmup_errors=warm["errors"], valid=not figures["errors"] and bool(figures.get("rps")))
     if figures["errors"]:
         progress(f"{name}: {figures['errors']} errors (first non-2xx status: {figures['first_bad_status']})")
@@ -292,9 +313,30 @@ def section_publish(bench: Bench) -> dict[str, Any]:
     stop_process(trivial_proc)
     publish = measure(bench, "publish", publish_url, authorization, {"server": stack.api.pid, **watch})
     ratio = round(publish["rps"] / trivial["rps"], 3) if publish["valid"] and trivial["valid"] else None
-    errors = publish["errors"] + trivial["errors"]
+    batch = measure_batch(bench, stack, publish, authorization, {"server": stack.api.pid, **watch})
+    errors = publish["errors"] + trivial["errors"] + batch["batch"]["errors"]
     fig = {"publish": publish, "trivial": trivial, "ratio": ratio, "target": TARGET, "stretch": STRETCH}
-    return {**fig, "worker_ready": worker_ready, "errors": errors, "notes": NOTES}
+    return {**fig, "batch": batch, "worker_ready": worker_ready, "errors": errors, "notes": NOTES}
+
+
+def measure_batch(
+    bench: Bench, stack: Stack, single: dict[str, Any], authorization: str, watch: Watch
+) -> dict[str, Any]:
+    """Batch publish events/s beside the single publish's (``single``, this run) and a raw aiokafka
+    producer's on the same topic (tests/bench/batch_bench.py)."""
+    with stack.client() as client:
+        topic_id = client.get("workflow_topics/bench").json()["id"]
+    body_file = write_batch_body(BODY, bench.work_dir / "batch.json")
+    batch_url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/bench/publish:batch"
+    batch = measure(bench, "publish:batch", batch_url, authorization, watch, body_file, BATCH_CONNECTIONS)
+    topic = stack.env["TOCSIN_TOPIC_PREFIX"] + "publish"
+    raw = {}
+    for batches, how in ((True, "record batches"), (False, "one send a record")):
+        progress(f"raw aiokafka ({how}): the same records to {topic} for {bench.args.duration:g}s")
+        args = (bench.kafka().bootstrap, topic, BODY, stack.org, topic_id, bench.args.duration)
+        raw[batches] = raw_producer_rate(*args, batches=batches)
+        progress(f"raw aiokafka ({how}): {raw[batches]['events_per_s']:.0f} records/s")
+    return batch_figures(single, batch, raw[True], raw[False])
 
 
 def render_publish(fig: dict[str, Any]) -> list[str]:
@@ -336,6 +378,8 @@ def render_publish(fig: dict[str, Any]) -> list[str]:
             f" stretch >= {STRETCH}: {'met' if r >= STRETCH else 'not met'})"
         )
     lines += [f"note: {note}" for note in fig["notes"]]
+    if "batch" in fig:
+        lines += render_batch(fig["batch"])
     return lines
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from app.domain.ids import effect_id, new_id
+import time
+
+from app.domain.ids import effect_id, new_id, new_ids
+from app.domain.milliseconds import to_ms
 from app.domain.publish import state_key
 from app.domain.workflow import action_effect_id, mode_matches, render_template
 
@@ -43,3 +46,13 @@ def test_templates_fill_known_names_and_keep_unknown_ones() -> None:
     context = {"event": {"name": "M6"}, "data": {"site": {"id": "s1"}}, "decision": "NOTIFY"}
     assert render_template("{event.name} at {data.site.id} ({decision})", context) == "M6 at s1 (NOTIFY)"
     assert render_template("{data.missing} {nope}", context) == "{data.missing} {nope}"
+
+
+def test_new_ids_in_bulk_have_the_layout_of_one_with_the_time_of_the_call() -> None:
+    before = to_ms(time.time())
+    ids = new_ids("evt", 1000)
+    after = to_ms(time.time())
+    assert len(set(ids)) == 1000
+    assert all(len(i) == 30 and i.startswith("evt_") for i in ids)
+    assert {i[:14] for i in ids} == {ids[0][:14]}  # one time part
+    assert new_id("evt", now_ms=before)[:14] <= ids[0][:14] <= new_id("evt", now_ms=after)[:14]

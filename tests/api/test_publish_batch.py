@@ -1,0 +1,323 @@
+"""Batch publish (``POST .../publish:batch``) over HTTP against a real API process and broker.
+
+What the broker holds is read back from the publish and idempotency topics (committed records
+only, as the worker reads them): a refused batch leaves nothing there, an accepted one all its
+records, in one transaction. tests/e2e/test_publish_batch.py has the worker's side (order,
+idempotency keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from devstack.kafka import LocalKafka
+from tests.support.stack import Stack, wait_for
+
+pytestmark = pytest.mark.kafka
+
+MAX_ITEMS = 20
+MAX_BATCH_BYTES = 16 * 1024
+MAX_BODY = 2048
+BURST = 15
+METRIC = {"type": "METRIC", "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}]}
+
+
+@pytest.fixture(scope="module")
+def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    limits = {
+        "TOCSIN_MAX_PUBLISH_BATCH_ITEMS": str(MAX_ITEMS),
+        "TOCSIN_MAX_PUBLISH_BATCH_BYTES": str(MAX_BATCH_BYTES),
+        "TOCSIN_MAX_BODY_BYTES": str(MAX_BODY),
+        # a topic's budget refills by one event every 1,000 s: what a test spends stays spent
+        "TOCSIN_PUBLISH_RATE_PER_SECOND": "0.001",
+        "TOCSIN_PUBLISH_BURST": str(BURST),
+    }
+    stack = Stack(tmp_path_factory.mktemp("batch"), kafka.bootstrap, extra_env=limits)
+    stack.bootstrap()
+    stack.start_api()
+    with stack.client() as client:
+        assert client.post("/workflow_topics", json={"key": "paused", "status": "INACTIVE"}).status_code == 201
+    yield stack
+    stack.stop()
+
+
+def new_topic(stack: Stack, profile: dict[str, Any] | None = None) -> str:
+    """A fresh topic (each has its own rate-limit budget of BURST events)."""
+    key = f"t{uuid.uuid4().hex[:8]}"
+    body: dict[str, Any] = {"key": key, **({"control_policy_profile": profile} if profile else {})}
+    with stack.client() as client:
+        r = client.post("/workflow_topics", json=body)
+    assert r.status_code == 201, r.text
+    return key
+
+
+def item(mark: str, **extra: Any) -> dict[str, Any]:
+    return {"status": "ACTUAL", "data": {"mark": mark}, **extra}
+
+
+def post_batch(
+    stack: Stack,
+    topic: str,
+    body: Any = None,
+    *,
+    content: bytes | None = None,
+    content_type: str = "application/json",
+    token: str | None = None,
+    org: str | None = None,
+) -> httpx.Response:
+    url = f"{stack.base_url}/v1/organizations/{org or stack.org}/workflow_topics/{topic}/publish:batch"
+    headers = {"Authorization": f"Bearer {token or stack.credentials['access_token']}", "Content-Type": content_type}
+    data = content if content is not None else orjson.dumps(body)
+    return httpx.post(url, content=data, headers=headers, timeout=30)
+
+
+def ndjson(*items: Any) -> bytes:
+    return b"\n".join(orjson.dumps(i) for i in items) + b"\n"
+
+
+def stored(stack: Stack) -> list[dict[str, Any]]:
+    """Every committed record value of the stack's publish and idempotency topics, in partition order."""
+
+    async def read() -> list[dict[str, Any]]:
+        prefix = stack.env["TOCSIN_TOPIC_PREFIX"]
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=stack.env["TOCSIN_KAFKA_BOOTSTRAP"],
+            isolation_level="read_committed",
+            enable_auto_commit=False,
+        )
+        await consumer.start()
+        try:
+            count = int(stack.env["TOCSIN_PUBLISH_PARTITIONS"])
+            parts = [TopicPartition(f"{prefix}{name}", p) for name in ("publish", "idempotency") for p in range(count)]
+            consumer.assign(parts)
+            await consumer.seek_to_beginning(*parts)
+            ends = await consumer.end_offsets(parts)  # read_committed: the last stable offsets
+            values: list[dict[str, Any]] = []
+            # until every partition is read to its end (a commit marker last: a fetch that finds nothing)
+            while [tp for tp in parts if await consumer.position(tp) < ends[tp]]:
+                batch = await consumer.getmany(timeout_ms=1000)
+                if not batch:
+                    break
+                values += [orjson.loads(r.value) for records in batch.values() for r in records if r.value]
+            return values
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(read())
+
+
+def marks(stack: Stack) -> list[str]:
+    return [v["data"]["mark"] for v in stored(stack) if isinstance(v.get("data"), dict) and "mark" in v["data"]]
+
+
+def wait_stored(stack: Stack, mark: str) -> list[str]:
+    """The stored marks once ``mark`` is among them (a later accepted batch: what came before is in)."""
+    return wait_for(lambda: found if mark in (found := marks(stack)) else None, 30, f"record {mark}")
+
+
+def test_json_array_is_accepted_with_event_ids_in_order_and_stored_in_one_transaction(api: Stack) -> None:
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    r = post_batch(api, topic, [item(f"{tag}-{i}") for i in range(5)])
+    assert r.status_code == 202, r.text
+    ids = r.json()["ids"]
+    assert len(ids) == 5 and len(set(ids)) == 5 and all(i.startswith("evt_") for i in ids)
+    records = {v["id"]: v for v in stored(api) if v.get("id") in ids}
+    assert [records[i]["data"]["mark"] for i in ids] == [f"{tag}-{i}" for i in range(5)]
+
+
+def test_ndjson_is_accepted_blank_lines_skipped(api: Stack) -> None:
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    body = b"\r\n".join(orjson.dumps(item(f"{tag}-{i}")) for i in range(3)) + b"\r\n\n"
+    r = post_batch(api, topic, content=body, content_type="application/x-ndjson")
+    assert r.status_code == 202, r.text
+    assert len(r.json()["ids"]) == 3
+    assert {f"{tag}-{i}" for i in range(3)} <= set(wait_stored(api, f"{tag}-2"))
+
+
+def test_one_invalid_item_refuses_the_batch_naming_each_bad_index_and_stores_nothing(api: Stack) -> None:
+    topic = new_topic(api, METRIC)
+    tag = uuid.uuid4().hex[:6]
+    control = {"event_control": {"partition_key": "k", "metrics": {"level": 1}}}
+    batch = [
+        item(f"{tag}-bad-0", **control),
+        {"status": "ACTUAL"},  # no data
+        item(f"{tag}-bad-2", **control),
+        item(f"{tag}-bad-3"),  # no partition key on a METRIC topic
+        {**item(f"{tag}-bad-4", **control), "unknown": 1},
+        item(f"{tag}-bad-5", **control) | {"status": "NOW"},
+    ]
+    r = post_batch(api, topic, batch)
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert body["code"] == "VAL-001"
+    assert "nothing was stored" in body["message"]
+    refused = {entry["index"]: {f["field"] for f in entry["fields"]} for entry in body["details"]["items"]}
+    assert refused == {1: {"data"}, 3: {"event_control.partition_key"}, 4: {"unknown"}, 5: {"status"}}
+    # the rate-limit budget was not spent: a full batch of BURST events still passes
+    ok = post_batch(api, topic, [item(f"{tag}-good-{i}", **control) for i in range(BURST)])
+    assert ok.status_code == 202, ok.text
+    found = wait_stored(api, f"{tag}-good-{BURST - 1}")
+    assert not [m for m in found if m.startswith(f"{tag}-bad")], "a refused batch left records on the broker"
+
+
+def test_ndjson_bad_lines_are_named_by_index_and_line(api: Stack) -> None:
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    body = b"\n".join(
+        [orjson.dumps(item(f"{tag}-0")), b"", b'{"status": "ACTUAL", "data": {', orjson.dumps(item(f"{tag}-2")), b"[1]"]
+    )
+    r = post_batch(api, topic, content=body, content_type="application/x-ndjson")
+    assert r.status_code == 422, r.text
+    entries = r.json()["details"]["items"]
+    assert [(e["index"], e["line"]) for e in entries] == [(1, 3), (3, 5)]
+    assert entries[0]["fields"][0]["type"] == "json_invalid"
+    assert entries[1]["fields"][0]["type"] == "model_type"
+    assert post_batch(api, topic, [item(f"{tag}-after")]).status_code == 202
+    assert not {f"{tag}-0", f"{tag}-2"} & set(wait_stored(api, f"{tag}-after"))
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        (b"[]", "too_short"),
+        (b"  ", "json_invalid"),  # no JSON at all
+        (b'{"status": "ACTUAL", "data": {}}', "json_invalid"),  # one request, not an array of them
+        (b'[{"status": "ACTUAL", "data": {}}] []', "json_invalid"),
+        (b"\xff\xfe[]", "json_invalid"),
+    ],
+)
+def test_empty_or_non_array_json_body_is_422(api: Stack, content: bytes, kind: str) -> None:
+    r = post_batch(api, "paused", content=content)
+    assert r.status_code == 422, r.text
+    assert r.json()["details"]["fields"][0]["type"] == kind
+
+
+def test_empty_ndjson_is_422(api: Stack) -> None:
+    r = post_batch(api, "paused", content=b"\n \n", content_type="application/x-ndjson")
+    assert r.status_code == 422
+    assert r.json()["details"]["fields"][0]["type"] == "too_short"
+
+
+def test_malformed_json_array_names_the_element(api: Stack) -> None:
+    good = orjson.dumps(item("x")).decode()
+    r = post_batch(api, "paused", content=f'[{good}, {good}, {{"status": ]'.encode())
+    assert r.status_code == 422, r.text
+    (entry,) = r.json()["details"]["items"]
+    assert entry["index"] == 2 and entry["fields"][0]["type"] == "json_invalid"
+    r = post_batch(api, "paused", content=f"[{good} {good}]".encode())
+    assert r.status_code == 422
+    assert r.json()["details"]["items"][0]["index"] == 0
+
+
+@pytest.mark.parametrize("content_type", ["application/x-ndjson", "application/json"])
+def test_too_many_items_is_422(api: Stack, content_type: str) -> None:
+    items = [item(str(i)) for i in range(MAX_ITEMS + 1)]
+    content = ndjson(*items) if content_type == "application/x-ndjson" else orjson.dumps(items)
+    r = post_batch(api, "paused", content=content, content_type=content_type)
+    assert r.status_code == 422, r.text
+    (field,) = r.json()["details"]["fields"]
+    assert field["type"] == "limit_exceeded" and str(MAX_ITEMS) in field["message"]
+
+
+def test_too_large_body_is_413_declared_or_chunked(api: Stack) -> None:
+    big = orjson.dumps([item("x" * 1000) for _ in range(MAX_BATCH_BYTES // 1000 + 1)])
+    assert len(big) > MAX_BATCH_BYTES
+    r = post_batch(api, "paused", content=big)
+    assert r.status_code == 413 and r.json()["code"] == "VAL-002"
+    url = f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/paused/publish:batch"
+    headers = {"Authorization": f"Bearer {api.credentials['access_token']}", "Content-Type": "application/json"}
+    chunked = httpx.post(url, content=iter([big[:8000], big[8000:]]), headers=headers, timeout=30)
+    assert chunked.status_code == 413 and chunked.json()["code"] == "VAL-002"
+
+
+def test_body_over_the_single_limit_is_accepted_in_a_batch_but_an_item_over_it_is_refused(api: Stack) -> None:
+    topic = new_topic(api)
+    items = [item("y" * 500) for _ in range(6)]  # ~3 KiB: more than a single publish's 2 KiB
+    r = post_batch(api, topic, items)
+    assert r.status_code == 202, r.text
+    r = post_batch(api, topic, [item("z"), item("y" * (MAX_BODY + 1))])
+    assert r.status_code == 422, r.text
+    (entry,) = r.json()["details"]["items"]
+    assert entry["index"] == 1 and entry["fields"][0]["type"] == "limit_exceeded"
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/jsonl"])
+def test_wrong_content_type_is_415(api: Stack, content_type: str) -> None:
+    r = post_batch(api, "paused", content=ndjson(item("x")), content_type=content_type)
+    assert r.status_code == 415
+    assert r.json()["code"] == "VAL-003"
+
+
+def test_unknown_topic_is_404_and_inactive_topic_is_409(api: Stack) -> None:
+    assert post_batch(api, "nope", [item("x")]).json()["code"] == "RES-001"
+    r = post_batch(api, "paused", [item("x")])
+    assert r.status_code == 409 and r.json()["code"] == "RES-002"
+
+
+def test_authentication_permission_and_other_organization(api: Stack) -> None:
+    topic = new_topic(api)
+    url = f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/{topic}/publish:batch"
+    assert httpx.post(url, json=[item("x")], timeout=10).status_code == 401
+    with api.client() as client:
+        account = client.post("/service_accounts", json={"name": f"nobody-{uuid.uuid4().hex[:6]}"}).json()
+        token = client.post(f"/service_accounts/{account['id']}/access_tokens", json={}).json()["access_token"]
+    r = post_batch(api, topic, [item("x")], token=token)
+    assert r.status_code == 403 and r.json()["code"] == "IAM-001"
+    other = api.new_organization(f"Other {uuid.uuid4().hex[:6]}")
+    r = post_batch(api, topic, [item("x")], token=other["access_token"])  # org A's path, org B's token
+    assert r.status_code == 404 and r.json()["code"] == "RES-001"
+
+
+def test_rate_limit_counts_events_and_a_batch_over_the_budget_stores_nothing(api: Stack) -> None:
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    assert post_batch(api, topic, [item(f"{tag}-a{i}") for i in range(10)]).status_code == 202
+    r = post_batch(api, topic, [item(f"{tag}-b{i}") for i in range(6)])  # 5 tokens left
+    assert r.status_code == 429, r.text
+    assert r.json()["code"] == "RATE-001" and int(r.headers["retry-after"]) >= 1
+    assert post_batch(api, topic, [item(f"{tag}-c{i}") for i in range(5)]).status_code == 202
+    single = f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/{topic}/publish"
+    headers = {"Authorization": f"Bearer {api.credentials['access_token']}"}
+    assert httpx.post(single, json=item("d"), headers=headers, timeout=10).status_code == 429  # the same budget
+    found = wait_stored(api, f"{tag}-c4")
+    assert not [m for m in found if m.startswith(f"{tag}-b")]
+
+
+def test_a_batch_larger_than_the_burst_is_422_saying_to_split_it(api: Stack) -> None:
+    topic = new_topic(api)
+    r = post_batch(api, topic, [item(str(i)) for i in range(BURST + 1)])
+    assert r.status_code == 422, r.text
+    assert "TOCSIN_PUBLISH_BURST" in r.json()["details"]["fields"][0]["message"]
+    assert post_batch(api, topic, [item(str(i)) for i in range(BURST)]).status_code == 202  # nothing was spent
+
+
+def test_idempotency_keyed_items_go_to_the_idempotency_stage(api: Stack) -> None:
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    batch = [item(f"{tag}-0", attributes={"idempotency_key": f"{tag}-k"}), item(f"{tag}-1")]
+    r = post_batch(api, topic, batch)
+    assert r.status_code == 202, r.text
+    first, second = r.json()["ids"]
+    wait_stored(api, f"{tag}-1")
+    values = {v["id"]: v for v in stored(api) if v.get("id") in (first, second)}
+    assert values[first]["state_key"].endswith(f"/ACTUAL/{first}")  # forwarded to its state by the stage
+    assert "state_key" not in values[second]
+
+
+def test_openapi_documents_the_batch_route(api: Stack) -> None:
+    doc = httpx.get(f"{api.base_url}/openapi.json", timeout=10).json()
+    operation = doc["paths"]["/v1/organizations/{org_id}/workflow_topics/{topic}/publish:batch"]["post"]
+    content = operation["requestBody"]["content"]
+    assert set(content) == {"application/json", "application/x-ndjson"}
+    assert content["application/json"]["schema"]["items"]["properties"]["data"]
+    assert {"202", "409", "413", "415", "422", "429"} <= set(operation["responses"])
