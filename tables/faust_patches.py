@@ -33,6 +33,9 @@ pyproject.toml: an upgrade that moves these internals breaks here, loudly).
       returned with ``active=[]`` during the seek to the committed offsets and never delivered).
       Now aiokafka gets a copy taken when the fetch starts, and ``getmany`` filters by that copy:
       what is fetched is what was asked for, and nothing fetched is skipped.
+3. Recovery observed (``observe_recovery``, nothing changed): the start and end of each table
+   recovery and the moment its start offsets are known are reported to the adapter's
+   ``RecoveryWatch``, which shows the progress in the log and in ``/readyz``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from faust.tables import recovery as faust_recovery
 from faust.transport import consumer as faust_consumer
@@ -256,3 +259,48 @@ def _contiguous_commits(settings: Settings) -> None:
     consumer_class._add_gap = no_gap_in_our_topics  # type: ignore[method-assign]
     consumer_class._new_offset = contiguous_new_offset  # type: ignore[method-assign]
     consumer_class.perform_seek = remembering_perform_seek  # type: ignore[method-assign]
+
+
+class RecoveryObserver(Protocol):
+    """What :func:`observe_recovery` reports, each with Faust's ``Recovery`` service."""
+
+    def started(self, recovery: Any) -> None: ...
+
+    def seeked(self, recovery: Any) -> None: ...
+
+    def ended(self, recovery: Any) -> None: ...
+
+
+_observed = False
+
+
+def observe_recovery(observer: RecoveryObserver) -> None:
+    """3: Faust marks a recovery started twice per rebalance (before it reads the highwaters and
+    start offsets, and again once it knows records must be read), seeks the active changelog
+    partitions to their start offsets in between, and marks it ended when every active partition
+    reached its highwater (or at once when none was behind)."""
+    global _observed
+    if _observed:
+        return
+    _observed = True
+    recovery_class = faust_recovery.Recovery
+    started: Any = recovery_class._set_recovery_started
+    ended: Any = recovery_class._set_recovery_ended
+    seek: Any = recovery_class._seek_offsets
+
+    def observed_started(self: Any) -> None:
+        started(self)
+        observer.started(self)
+
+    def observed_ended(self: Any) -> None:
+        ended(self)
+        observer.ended(self)
+
+    async def observed_seek(self: Any, consumer: Any, tps: Any, offsets: Any, title: str) -> None:
+        await seek(self, consumer, tps, offsets, title)
+        if title == "active":
+            observer.seeked(self)
+
+    recovery_class._set_recovery_started = observed_started  # type: ignore[method-assign]
+    recovery_class._set_recovery_ended = observed_ended  # type: ignore[method-assign]
+    recovery_class._seek_offsets = observed_seek  # type: ignore[method-assign]
