@@ -33,6 +33,7 @@ from devstack.kafka import LocalKafka, free_port
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
+from tests.bench.recovery_bench import render_recovery, run_recovery_section
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
 from tests.support.stack import ROOT, Stack, wait_for
@@ -370,6 +371,17 @@ def section_webhook_client(bench: Bench) -> dict[str, Any]:
 
 # In-process like iam and federation: before the sections that leave workers draining backlogs.
 SECTIONS.insert(2, Section("webhook_client", section_webhook_client, render_webhook_client))
+
+
+def section_recovery(bench: Bench) -> dict[str, Any]:
+    return run_recovery_section(bench.kafka().bootstrap, bench.work_dir)
+
+
+# Its own stack and worker; before publish, which leaves a worker draining its backlog.
+SECTIONS.insert(
+    SECTIONS.index(next(s for s in SECTIONS if s.name == "publish")),
+    Section("recovery", section_recovery, render_recovery),
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
