@@ -33,7 +33,14 @@ pyproject.toml: an upgrade that moves these internals breaks here, loudly).
       returned with ``active=[]`` during the seek to the committed offsets and never delivered).
       Now aiokafka gets a copy taken when the fetch starts, and ``getmany`` filters by that copy:
       what is fetched is what was asked for, and nothing fetched is skipped.
-3. Recovery observed (``observe_recovery``, nothing changed): the start and end of each table
+3. Faust's stream-timeout check ("Stream has not started processing TP(…)", an ERROR) measures
+   from the worker's start, not from the partition's assignment: a worker older than the timeout
+   that takes over a partition with a backlog (a rebalance when others leave) had it reported as
+   stuck seconds after the assignment, before its first batch could start (found by the scale-in
+   step of tests/e2e/test_scaling.py: 16 such ERROR lines 4 s after the assignment, every record
+   processed). Now the check counts from the later of the two, so a partition newly assigned is
+   reported only when it has processed nothing for the whole timeout since.
+4. Recovery observed (``observe_recovery``, nothing changed): the start and end of each table
    recovery and the moment its start offsets are known are reported to the adapter's
    ``RecoveryWatch``, which shows the progress in the log and in ``/readyz``.
 """
@@ -70,6 +77,7 @@ def install(settings: Settings) -> None:
     _resume_streams_after_seek()
     _contiguous_commits(settings)
     _fetch_what_was_asked()
+    _stream_timeout_since_assignment()
 
 
 def _short_fetch_wait(settings: Settings) -> None:
@@ -133,6 +141,47 @@ def _fetch_what_was_asked() -> None:
 
     consumer_class._getmany = getmany_of_a_copy  # type: ignore[method-assign]
     consumer_class._wait_next_records = wait_next_records_of_the_copy  # type: ignore[method-assign]
+
+
+class AssignedAt:
+    """3: when each partition was last newly assigned to this worker (monotonic, Faust's clock)."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self.clock = clock
+        self.at: dict[Any, float] = {}
+
+    def assigned(self, tps: Any) -> None:
+        now, current = self.clock(), set(tps)
+        self.at = {tp: self.at.get(tp, now) for tp in current}
+
+    def since(self, tp: Any, started: float) -> float:
+        """The start the stream-timeout check must count from for ``tp``."""
+        return max(started, self.at.get(tp, started))
+
+
+assigned_at = AssignedAt()
+
+
+def _stream_timeout_since_assignment() -> None:
+    consumer_class = faust_consumer.Consumer
+    thread_class = faust_aiokafka.AIOKafkaConsumerThread
+    on_assigned: Any = consumer_class.on_partitions_assigned
+    verify: Any = thread_class.verify_event_path
+
+    async def noting_on_partitions_assigned(self: Any, assigned: Any, generation_id: int = 0) -> None:
+        assigned_at.assigned(assigned)
+        await on_assigned(self, assigned, generation_id)
+
+    def verify_since_assignment(self: Any, now: float, tp: Any) -> None:
+        started = self.time_started
+        self.time_started = assigned_at.since(tp, started)  # read by every "since start" branch
+        try:
+            verify(self, now, tp)
+        finally:
+            self.time_started = started
+
+    consumer_class.on_partitions_assigned = noting_on_partitions_assigned  # type: ignore[method-assign]
+    thread_class.verify_event_path = verify_since_assignment  # type: ignore[method-assign]
 
 
 class CommitGuard:
