@@ -67,14 +67,11 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, keys: int) -> No
         await producer.stop()
 
 
-def _publish_lag(url: str, topic: str, partitions: int) -> float | None:
-    """The worker's lag on the publish topic, once it reports every partition (else None)."""
-    lines = [
-        line
-        for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines()
-        if line.startswith("tocsin_consumer_lag{") and f'topic="{topic}"' in line
-    ]
-    return sum(float(line.rsplit(" ", 1)[1]) for line in lines) if len(lines) == partitions else None
+def _decisions(url: str) -> float:
+    """Every decision the worker made since it started (``tocsin_decisions_total``, all labels)."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    lines = [line for line in text.splitlines() if line.startswith("tocsin_decisions_total{")]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
 
 
 def _restart(stack: Stack, wipe: bool) -> dict[str, Any]:
@@ -104,14 +101,8 @@ def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]
         _progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
         asyncio.run(_fill(settings, stack.org, topic_id, KEYS))
         stack.stop_api()
-        publish = settings.topic(PUBLISH)
         _progress("recovery: the worker decides them (one control state per key)")
-        wait_for(
-            lambda: _publish_lag(stack.worker_urls[-1], publish, settings.publish_partitions) == 0,
-            900,
-            "the worker to decide every publish",
-            1,
-        )
+        wait_for(lambda: _decisions(stack.worker_urls[-1]) >= KEYS, 1800, f"the worker to decide {KEYS} publishes", 1)
         _progress("recovery: restart on the intact data directory (baseline)")
         baseline = _restart(stack, wipe=False)
         _progress("recovery: restart on a wiped data directory")
