@@ -38,8 +38,10 @@ pyproject.toml: an upgrade that moves these internals breaks here, loudly).
    that takes over a partition with a backlog (a rebalance when others leave) had it reported as
    stuck seconds after the assignment, before its first batch could start (found by the scale-in
    step of tests/e2e/test_scaling.py: 16 such ERROR lines 4 s after the assignment, every record
-   processed). Now the check counts from the later of the two, so a partition newly assigned is
-   reported only when it has processed nothing for the whole timeout since.
+   processed). Faust forgets a partition's last event at every rebalance (the check then says "not
+   started" even for a partition the worker kept), so the check now counts from the later of the
+   worker's start and the partition's latest assignment: a partition is reported only when it has
+   processed nothing for the whole timeout since it was (re)assigned.
 4. Recovery observed (``observe_recovery``, nothing changed): the start and end of each table
    recovery and the moment its start offsets are known are reported to the adapter's
    ``RecoveryWatch``, which shows the progress in the log and in ``/readyz``.
@@ -144,15 +146,15 @@ def _fetch_what_was_asked() -> None:
 
 
 class AssignedAt:
-    """3: when each partition was last newly assigned to this worker (monotonic, Faust's clock)."""
+    """3: when each partition was last assigned to this worker (monotonic, Faust's clock)."""
 
     def __init__(self, clock: Any = time.monotonic) -> None:
         self.clock = clock
         self.at: dict[Any, float] = {}
 
     def assigned(self, tps: Any) -> None:
-        now, current = self.clock(), set(tps)
-        self.at = {tp: self.at.get(tp, now) for tp in current}
+        now = self.clock()
+        self.at = dict.fromkeys(tps, now)
 
     def since(self, tp: Any, started: float) -> float:
         """The start the stream-timeout check must count from for ``tp``."""
