@@ -51,7 +51,7 @@ test: $(STAMP) system-deps lint ## Lint, then every test against real Kafka, SQL
 fuzz: $(STAMP) system-deps ## Longer hostile-input runs: schemathesis on every operation and hypothesis on every parser (TOCSIN_FUZZ_EXAMPLES, default 200)
 	TOCSIN_FUZZ_EXAMPLES=$${TOCSIN_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -q -s tests/api/test_openapi_fuzz.py tests/unit/test_parser_fuzz.py tests/unit/test_parser_fuzz_properties.py
 
-bench: $(STAMP) ## Benchmarks (publish, IAM, exchange, control agent, webhook latency), each with a same-run baseline
+bench: $(STAMP) ## Benchmarks (publish, IAM, exchange, control agent, webhook latency, recovery), each with a same-run baseline
 	@scripts/system-deps.sh --bench
 	$(BIN)/python -m tests.bench.run
 

@@ -137,6 +137,8 @@ class Settings(BaseSettings):
     # How often the worker commits consumer offsets: a restart re-reads at most this much (deduplicated).
     worker_commit_seconds: float = Field(default=1.0, gt=0, le=300)
     worker_fetch_wait_ms: int = Field(default=100, ge=10, le=5000)
+    # While the worker rebuilds its tables from their changelogs: one INFO line of progress this often.
+    worker_recovery_log_seconds: float = Field(default=10.0, gt=0, le=3600)
     # The worker's own HTTP port: /healthz, /readyz and /metrics (0 turns it off).
     worker_host: str = "127.0.0.1"
     worker_port: int = Field(default=6066, ge=0, le=65535)

@@ -32,13 +32,18 @@ async def healthz(web: Any, request: Any) -> Any:
 
 @app.page("/readyz")
 async def readyz(web: Any, request: Any) -> Any:
-    """Ready when the database and a broker answer and the tables have recovered."""
+    """Ready when the database and a broker answer and the tables have recovered; ``recovery`` tells
+    how far the current (or last) rebuild of the tables from their changelogs is."""
     database, broker = await asyncio.gather(
         database_check(resources().engine), broker_check(worker_consumer.broker_client())
     )
     checks = {"database": database, "broker": broker, "tables": tables_check()}
     ok = all(v == OK for v in checks.values())
-    return web.json({"status": "ready" if ok else "not ready", "checks": checks}, status=200 if ok else 503)
+    body: dict[str, Any] = {"status": "ready" if ok else "not ready", "checks": checks}
+    recovery = worker_consumer.recovery_progress()
+    if recovery is not None:
+        body["recovery"] = recovery.as_json()
+    return web.json(body, status=200 if ok else 503)
 
 
 @app.page("/metrics")

@@ -8,6 +8,8 @@ Importing this module installs the patches (the worker imports it before it star
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -19,11 +21,13 @@ from faust.streams import _current_event
 from faust.types import TP
 
 from app.kafka.app import app, settings
+from app.observability.health import RecoveryProgress
 from tables import faust_patches
 from tables.codecs import PROGRESS_KEY, load_progress_state
 
 faust_patches.install(settings)
 _faust: Any = app  # Faust's internals used below are not in its type stubs
+log = logging.getLogger(__name__)
 
 
 class FaustTable:
@@ -160,5 +164,85 @@ class FaustConsumer:
     def tables_recovered(self) -> bool:
         return bool(_faust.tables.recovery.completed.is_set())
 
+    def recovery_progress(self) -> RecoveryProgress | None:
+        """The current or last table recovery's progress (None before the first one knows its offsets)."""
+        return recovery_watch.progress()
 
+
+class RecoveryWatch:
+    """Follows Faust's table recovery (faust_patches.observe_recovery reports its start, the seek to
+    its start offsets and its end) and tells how far it is: per active changelog partition, the
+    records from the start offset to the highwater read at the start (Faust's own ``active_offsets``
+    and ``active_highwaters``). An INFO line every ``log_seconds`` while it lasts, and one when it
+    ends with records read."""
+
+    def __init__(self, log_seconds: float, clock: Any = time.monotonic) -> None:
+        self.log_seconds = log_seconds
+        self.clock = clock
+        self.recovery: Any = None
+        self.start: dict[Any, int] | None = None  # tp → offset recovery started after (-1: none)
+        self.started_at = 0.0
+        self.ended_at: float | None = None
+        self.recovering = False
+        self.task: asyncio.Future[None] | None = None
+
+    def started(self, recovery: Any) -> None:
+        self.recovery = recovery
+        if not self.recovering:  # a new recovery (Faust marks one started twice; see observe_recovery)
+            self.recovering, self.start, self.ended_at = True, None, None
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._log_progress())
+
+    def seeked(self, recovery: Any) -> None:
+        self.recovery = recovery
+        offsets = recovery.active_offsets
+        self.start = {tp: _offset(offsets.get(tp)) for tp in recovery.active_tps}
+        self.started_at = self.clock()
+
+    def ended(self, recovery: Any) -> None:
+        if not self.recovering:
+            return
+        self.recovering, self.ended_at = False, self.clock()
+        final = self.progress()
+        if final is not None and final.records_total:
+            log.info("tables: %s", final.describe())
+
+    def progress(self) -> RecoveryProgress | None:
+        """The current (or last) recovery's progress; None before its start offsets are known."""
+        recovery, start = self.recovery, self.start
+        if recovery is None or start is None:
+            return None
+        highwaters, offsets = recovery.active_highwaters, recovery.active_offsets
+        records_done = records_total = partitions_done = 0
+        for tp, first in start.items():
+            highwater = _offset(highwaters.get(tp, first))  # Faust's highwater: the last offset (-1: none)
+            total = max(highwater - first, 0)
+            done = min(max(_offset(offsets.get(tp, first)) - first, 0), total)
+            records_total += total
+            records_done += done
+            partitions_done += done >= total
+        ended = self.ended_at if self.ended_at is not None else self.clock()
+        return RecoveryProgress(
+            records_done=records_done,
+            records_total=records_total,
+            partitions_done=partitions_done,
+            partitions_total=len(start),
+            seconds=max(ended - self.started_at, 0.0),
+            done=not self.recovering,
+        )
+
+    async def _log_progress(self) -> None:
+        while self.recovering:
+            await asyncio.sleep(self.log_seconds)
+            current = self.progress()
+            if self.recovering and current is not None and current.records_total:
+                log.info("tables: %s", current.describe())
+
+
+def _offset(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+recovery_watch = RecoveryWatch(settings.worker_recovery_log_seconds)
+faust_patches.observe_recovery(recovery_watch)
 consumer = FaustConsumer()

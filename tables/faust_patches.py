@@ -33,6 +33,18 @@ pyproject.toml: an upgrade that moves these internals breaks here, loudly).
       returned with ``active=[]`` during the seek to the committed offsets and never delivered).
       Now aiokafka gets a copy taken when the fetch starts, and ``getmany`` filters by that copy:
       what is fetched is what was asked for, and nothing fetched is skipped.
+3. Faust's stream-timeout check ("Stream has not started processing TP(…)", an ERROR) measures
+   from the worker's start, not from the partition's assignment: a worker older than the timeout
+   that takes over a partition with a backlog (a rebalance when others leave) had it reported as
+   stuck seconds after the assignment, before its first batch could start (found by the scale-in
+   step of tests/e2e/test_scaling.py: 16 such ERROR lines 4 s after the assignment, every record
+   processed). Faust forgets a partition's last event at every rebalance (the check then says "not
+   started" even for a partition the worker kept), so the check now counts from the later of the
+   worker's start and the partition's latest assignment: a partition is reported only when it has
+   processed nothing for the whole timeout since it was (re)assigned.
+4. Recovery observed (``observe_recovery``, nothing changed): the start and end of each table
+   recovery and the moment its start offsets are known are reported to the adapter's
+   ``RecoveryWatch``, which shows the progress in the log and in ``/readyz``.
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from faust.tables import recovery as faust_recovery
 from faust.transport import consumer as faust_consumer
@@ -67,6 +79,7 @@ def install(settings: Settings) -> None:
     _resume_streams_after_seek()
     _contiguous_commits(settings)
     _fetch_what_was_asked()
+    _stream_timeout_since_assignment()
 
 
 def _short_fetch_wait(settings: Settings) -> None:
@@ -130,6 +143,47 @@ def _fetch_what_was_asked() -> None:
 
     consumer_class._getmany = getmany_of_a_copy  # type: ignore[method-assign]
     consumer_class._wait_next_records = wait_next_records_of_the_copy  # type: ignore[method-assign]
+
+
+class AssignedAt:
+    """3: when each partition was last assigned to this worker (monotonic, Faust's clock)."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self.clock = clock
+        self.at: dict[Any, float] = {}
+
+    def assigned(self, tps: Any) -> None:
+        now = self.clock()
+        self.at = dict.fromkeys(tps, now)
+
+    def since(self, tp: Any, started: float) -> float:
+        """The start the stream-timeout check must count from for ``tp``."""
+        return max(started, self.at.get(tp, started))
+
+
+assigned_at = AssignedAt()
+
+
+def _stream_timeout_since_assignment() -> None:
+    consumer_class = faust_consumer.Consumer
+    thread_class = faust_aiokafka.AIOKafkaConsumerThread
+    on_assigned: Any = consumer_class.on_partitions_assigned
+    verify: Any = thread_class.verify_event_path
+
+    async def noting_on_partitions_assigned(self: Any, assigned: Any, generation_id: int = 0) -> None:
+        assigned_at.assigned(assigned)
+        await on_assigned(self, assigned, generation_id)
+
+    def verify_since_assignment(self: Any, now: float, tp: Any) -> None:
+        started = self.time_started
+        self.time_started = assigned_at.since(tp, started)  # read by every "since start" branch
+        try:
+            verify(self, now, tp)
+        finally:
+            self.time_started = started
+
+    consumer_class.on_partitions_assigned = noting_on_partitions_assigned  # type: ignore[method-assign]
+    thread_class.verify_event_path = verify_since_assignment  # type: ignore[method-assign]
 
 
 class CommitGuard:
@@ -256,3 +310,48 @@ def _contiguous_commits(settings: Settings) -> None:
     consumer_class._add_gap = no_gap_in_our_topics  # type: ignore[method-assign]
     consumer_class._new_offset = contiguous_new_offset  # type: ignore[method-assign]
     consumer_class.perform_seek = remembering_perform_seek  # type: ignore[method-assign]
+
+
+class RecoveryObserver(Protocol):
+    """What :func:`observe_recovery` reports, each with Faust's ``Recovery`` service."""
+
+    def started(self, recovery: Any) -> None: ...
+
+    def seeked(self, recovery: Any) -> None: ...
+
+    def ended(self, recovery: Any) -> None: ...
+
+
+_observed = False
+
+
+def observe_recovery(observer: RecoveryObserver) -> None:
+    """3: Faust marks a recovery started twice per rebalance (before it reads the highwaters and
+    start offsets, and again once it knows records must be read), seeks the active changelog
+    partitions to their start offsets in between, and marks it ended when every active partition
+    reached its highwater (or at once when none was behind)."""
+    global _observed
+    if _observed:
+        return
+    _observed = True
+    recovery_class = faust_recovery.Recovery
+    started: Any = recovery_class._set_recovery_started
+    ended: Any = recovery_class._set_recovery_ended
+    seek: Any = recovery_class._seek_offsets
+
+    def observed_started(self: Any) -> None:
+        started(self)
+        observer.started(self)
+
+    def observed_ended(self: Any) -> None:
+        ended(self)
+        observer.ended(self)
+
+    async def observed_seek(self: Any, consumer: Any, tps: Any, offsets: Any, title: str) -> None:
+        await seek(self, consumer, tps, offsets, title)
+        if title == "active":
+            observer.seeked(self)
+
+    recovery_class._set_recovery_started = observed_started  # type: ignore[method-assign]
+    recovery_class._set_recovery_ended = observed_ended  # type: ignore[method-assign]
+    recovery_class._seek_offsets = observed_seek  # type: ignore[method-assign]

@@ -60,15 +60,28 @@ class RetriedErrorFilter(logging.Filter):
     retriable error, asks again after the retry backoff. It comes at the start of a worker on a
     broker that is still creating ``__consumer_offsets`` (GroupCoordinatorNotAvailableError) and
     during a coordinator move, and passes by itself; a broker that stays away is reported by the
-    connection errors, which stay ERROR. A non-retriable error (no retry) stays ERROR."""
+    connection errors, which stay ERROR. A non-retriable error (no retry) stays ERROR.
+
+    It also logs "OffsetCommit failed for group … due to group error (…), will rejoin" as an ERROR
+    when a commit meets a rebalance (the generation moved on): it rejoins by itself, and the
+    offsets not committed are read again by whoever holds the partition next (deduplicated
+    downstream). Seen in tests/e2e/test_scaling.py when workers join and leave under load."""
 
     RETRIED = {("aiokafka.consumer.group_coordinator", "Group Coordinator Request failed: %s")}
+    REJOINED = {
+        (
+            "aiokafka.consumer.group_coordinator",
+            "OffsetCommit failed for group %s due to group error (%s), will rejoin",
+        )
+    }
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.ERROR and (record.name, record.msg) in self.RETRIED:
-            args = record.args if isinstance(record.args, tuple) else ()
-            if args and getattr(args[0], "retriable", False):
-                record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        if record.levelno != logging.ERROR:
+            return True
+        key = (record.name, record.msg)
+        args = record.args if isinstance(record.args, tuple) else ()
+        if key in self.REJOINED or (key in self.RETRIED and args and getattr(args[0], "retriable", False)):
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
         return True
 
 

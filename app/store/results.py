@@ -261,34 +261,41 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
     """Upsert each delivery's state, the push outbox rows, the endpoints a 410 disabled, and one
     trace step per attempt: an event's trace is where every attempt is kept."""
     now = datetime.now(UTC)
-    ids = list({r.item["effect_id"] for r in results})
-    existing = {d.id: d for d in (await session.scalars(select(Delivery).where(Delivery.id.in_(ids)))).all()}
+    # A row for each delivery first, one already there (stored meanwhile by another worker that
+    # made the same attempt after a rebalance) left as it is; then every row is read and updated.
+    # Read first and inserted when absent, two workers storing one effect id at once both found
+    # none and the second insert failed on the primary key (an ERROR, then a retry of the batch).
+    new_rows: dict[str, dict[str, Any]] = {}
+    for r in results:
+        item = r.item
+        new_rows.setdefault(
+            item["effect_id"],
+            {
+                "id": item["effect_id"],
+                "organization_id": item["organization_id"],
+                "event_id": item["event_id"],
+                "workflow_id": item["workflow_id"],
+                "action_index": int(item["action_index"]),
+                "kind": item.get("kind") or _kind(item),
+                "target": _target(item)[:2048],
+                "mode": item["mode"],
+                "decision": item["decision"],
+                "status": delivery_status(r),
+                "attempts": 0,
+                "replays": int(item.get("replay", 0)),
+                "item": {},
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+    await insert_ignoring_duplicates(session, Delivery, list(new_rows.values()))
+    existing = {d.id: d for d in (await session.scalars(select(Delivery).where(Delivery.id.in_(list(new_rows))))).all()}
     pushes, steps = [], []
     for r in results:
         item, att, number = r.item, r.attempt, int(r.item["attempt"])
         replay = int(item.get("replay", 0))
         status = delivery_status(r)
-        row = existing.get(item["effect_id"])
-        if row is None:
-            row = Delivery(
-                id=item["effect_id"],
-                organization_id=item["organization_id"],
-                event_id=item["event_id"],
-                workflow_id=item["workflow_id"],
-                action_index=int(item["action_index"]),
-                kind=r.item.get("kind") or _kind(item),
-                target=_target(item)[:2048],
-                mode=item["mode"],
-                decision=item["decision"],
-                status=status,
-                attempts=0,
-                replays=replay,
-                item={},
-                created_at=now,
-                updated_at=now,
-            )
-            session.add(row)
-            existing[row.id] = row
+        row = existing[item["effect_id"]]
         if replay < row.replays or (replay == row.replays and number < row.attempts):
             continue  # an older attempt stored late: the row already says more
         row.status, row.attempts, row.replays, row.updated_at = status, number, replay, now

@@ -36,6 +36,7 @@ from tests.bench.batch_bench import batch_figures, raw_producer_rate, render_bat
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
+from tests.bench.recovery_bench import render_recovery, run_recovery_section
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
 from tests.support.otlp import otlp_receiver
@@ -592,6 +593,17 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
 
 
 SECTIONS.append(Section("tracing", section_tracing, render_tracing))
+
+
+def section_recovery(bench: Bench) -> dict[str, Any]:
+    return run_recovery_section(bench.kafka().bootstrap, bench.work_dir)
+
+
+# Its own stack and worker; before publish, which leaves a worker draining its backlog.
+SECTIONS.insert(
+    SECTIONS.index(next(s for s in SECTIONS if s.name == "publish")),
+    Section("recovery", section_recovery, render_recovery),
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,7 +1,10 @@
-"""Scaling out under load: one worker under a steady METRIC load, two more join, one of them is
-killed with ``kill -9`` and restarted on its own data directory. Every accepted event is decided
-as the spec's METRIC table says (every decision any worker made for it, redeliveries included),
-every NOTIFY/RESOLVE reaches the webhook, and no worker saw a gap in any partition."""
+"""Scaling out under load, at 12 partitions (issue 18, item 6): one worker under a steady METRIC
+load with a webhook and an incident action, three more join, two of them are killed with
+``kill -9`` at different moments, one restarts on its own data directory and one on an empty one,
+then the group shrinks back to two. Every accepted event is decided as the spec's METRIC table
+says (every decision any worker made for it, redeliveries included, and each episode has one
+incident), each NOTIFY/RESOLVE reaches the webhook under one effect id, and no worker saw a gap
+in any partition."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,15 +20,21 @@ from app.domain.webhooks import new_secret
 from tests.support.receiver import webhook_receiver
 from tests.support.scaling import (
     METRIC_PROFILE,
-    Churn,
     MetricLoad,
     assert_no_gaps,
     decision_lines,
+    grow_and_shrink,
     refetch_lines,
+    spec_episodes,
 )
 from tests.support.stack import Stack, wait_for
+from tests.support.workflows import all_incidents
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+# The partition count a deployment is created with, for a dozen workers (issue 18, item 4).
+PARTITIONS = 12
+KEYS = 48  # four keys per partition on average, so that every worker holds some
 
 ENV = {
     "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
@@ -57,21 +66,21 @@ def _setup(stack: Stack, base: str) -> None:
         assert workflow.status_code == 201, workflow.text
 
 
-@pytest.mark.parametrize("run", [1, 2])
-def test_scale_1_to_3_workers_with_kill_9_and_restart_under_load(
-    stack_factory: Callable[..., Stack], worker_churn: Callable[..., Churn], tmp_path: Path, run: int
+def test_scale_1_to_4_workers_kill_9_two_restart_and_shrink_to_2_under_load(
+    stack_factory: Callable[..., Stack],
 ) -> None:
     started = time.monotonic()
-    stack = stack_factory(partitions=4, extra_env=ENV).start()
+    stack = stack_factory(partitions=PARTITIONS, extra_env=ENV).start()
     with webhook_receiver() as (got, base):
         _setup(stack, base)
-        load = MetricLoad(stack, "levels", keys=40, per_key=1000, rate=100.0).start()
+        load = MetricLoad(stack, "levels", keys=KEYS, per_key=1000, rate=100.0).start()
         wait_for(lambda: load.done() >= 200, 60, "200 publishes before the others join", 0.05)
-        churn = worker_churn(stack, load.done)
-        joined_at, killed_at, restarted_at = churn.joined, churn.killed, churn.restarted
+        begun = load.done()
+        churn = grow_and_shrink(stack, load.done)
         load.stop()
         total = load.done()
-        assert joined_at < killed_at < restarted_at < total, "the churn did not happen while the load flowed"
+        moments = [begun, churn.grown, churn.first_killed, churn.second_killed, churn.restarted, churn.shrunk]
+        assert moments == sorted(moments) and churn.settled <= total, f"the churn did not happen under load: {churn}"
         refused = Counter(p.status for p in load.sent if p.server_id is None)
         assert not refused, f"publishes not accepted on a healthy broker: {refused}"
 
@@ -95,9 +104,21 @@ def test_scale_1_to_3_workers_with_kill_9_and_restart_under_load(
             return seen if wanted_effects <= seen else None
 
         wait_for(delivered, 120, f"{len(wanted_effects)} webhook deliveries", 0.5)
-        # late duplicates: keep listening a while after the set is complete
+        episodes = spec_episodes(load)
+
+        def incidents() -> list[dict[str, Any]] | None:
+            with stack.client() as client:
+                found = all_incidents(client)
+            resolved = {i["event_id"] for i in found if i["status"] == "RESOLVED"}
+            complete = {e for e, ended in episodes.items() if ended} <= resolved
+            return found if len(found) >= len(episodes) and complete else None
+
+        found_incidents = wait_for(incidents, 120, f"{len(episodes)} incidents", 0.5)
+        # late duplicates: keep listening a while after the sets are complete
         time.sleep(5)  # a fixed listening window after completion, not a wait for a condition
         deliveries = got.snapshot()
+        with stack.client() as client:
+            found_incidents = all_incidents(client)
 
     wrong = {e: (expected[e], d) for e, d in decisions.items() if e in expected and set(d) != {expected[e]}}
     unknown = set(decisions) - expected.keys()
@@ -108,13 +129,21 @@ def test_scale_1_to_3_workers_with_kill_9_and_restart_under_load(
         b["event_id"]: b["decision"] for _p, _h, b in deliveries if b["decision"] != expected.get(b["event_id"])
     }
     decided_twice = sum(1 for d in decisions.values() if len(d) > 1)
+    incidents_of = Counter(i["event_id"] for i in found_incidents)
     print(
-        f"\nrun {run}: {total} publishes over 40 keys; workers joined after {joined_at}, kill -9 after "
-        f"{killed_at}, restart after {restarted_at}; decisions logged {sum(len(d) for d in decisions.values())} "
-        f"({decided_twice} events decided again after a redelivery, all alike: {not wrong}); "
-        f"webhook deliveries {len(deliveries)} for {len(wanted_effects)} effects, "
-        f"repeated effect ids {len(repeated_effects)}; {time.monotonic() - started:.0f}s"
+        f"\n{total} publishes over {KEYS} keys, {PARTITIONS} partitions; four workers after {churn.grown}, kill -9 "
+        f"after {churn.first_killed} and {churn.second_killed}, both back after {churn.restarted}, two left after "
+        f"{churn.shrunk}; decisions logged {sum(len(d) for d in decisions.values())} ({decided_twice} events decided "
+        f"again after a redelivery, all alike: {not wrong}); webhook deliveries {len(deliveries)} for "
+        f"{len(wanted_effects)} effects, effect ids delivered more than once {len(repeated_effects)}; "
+        f"{len(found_incidents)} incidents for {len(episodes)} episodes; {time.monotonic() - started:.0f}s"
     )
+    # when the repeated deliveries of an effect id came (webhook-timestamp: each attempt's time)
+    attempts: dict[str, list[int]] = {}
+    for _p, h, _b in deliveries:
+        attempts.setdefault(h["webhook-id"], []).append(int(h["webhook-timestamp"]))
+    repeats = Counter(churn.last_change_before(t) for times in attempts.values() for t in sorted(times)[1:])
+    print(f"repeated deliveries by the last change of the group before them: {dict(repeats)}")
     for line in refetch_lines(stack.worker_logs):
         print(line)
     assert wrong == {}, list(wrong.items())[:10]
@@ -132,4 +161,9 @@ def test_scale_1_to_3_workers_with_kill_9_and_restart_under_load(
     for _p, h, b in deliveries:
         effects_of.setdefault(b["event_id"], set()).add(h["webhook-id"])
     assert all(len(v) == 1 for v in effects_of.values()), [e for e, v in effects_of.items() if len(v) > 1][:5]
+    # one incident per episode, resolved exactly when the spec's table released it
+    assert {e: n for e, n in incidents_of.items() if n > 1} == {}
+    assert set(incidents_of) == set(episodes), sorted(set(incidents_of) ^ set(episodes))[:5]
+    status_of = {i["event_id"]: i["status"] for i in found_incidents}
+    assert {e for e, s in status_of.items() if s == "RESOLVED"} == {e for e, ended in episodes.items() if ended}
     assert_no_gaps(stack)

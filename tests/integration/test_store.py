@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -11,10 +13,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.domain.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.tokens import token_hash
 from app.store import accounts, results
 from app.store.db import create_engine, migrate_async, sessionmaker
-from app.store.models import AccessToken
+from app.store.models import AccessToken, Delivery
 from tests.support.postgres_local import LocalPostgres
 
 
@@ -110,3 +113,46 @@ async def test_datetimes_come_back_timezone_aware_on_every_backend(engine: Async
     assert stored.created_at.utcoffset() == timedelta(0), stored.created_at
     assert stored.created_at == written
     assert stored.created_at.replace(tzinfo=None) == datetime(2026, 6, 1, 12, 30, 15, 123000)
+
+
+async def test_two_workers_storing_one_delivery_at_once_both_succeed(engine: AsyncEngine) -> None:
+    """After a rebalance two workers may make the same attempt of one effect id and store it at
+    once: each read the row as absent before the other wrote it. Both stores succeed and one row
+    is left (before: the second insert failed on the primary key, an ERROR line and a retry)."""
+    make = sessionmaker(engine)
+    item = {
+        "effect_id": "eff_race",
+        "organization_id": "org_race",
+        "event_id": "evt_race",
+        "workflow_id": "wfl_race",
+        "action_index": 0,
+        "mode": "ACTUAL",
+        "decision": "NOTIFY",
+        "attempt": 1,
+        "accepted_ms": 1,
+        "content": {"url": "https://example.com/hook"},
+    }
+    result = results.DeliveryResult(item, Attempt(status_code=204), DeliveryOutcome(Verdict.DELIVERED, "2xx"))
+    read, both_read = [0], asyncio.Event()
+
+    async def store() -> None:
+        async with make.begin() as session:
+            scalars = session.scalars
+
+            async def read_then_wait_for_the_other(*args: object, **kwargs: object) -> object:
+                found = await scalars(*args, **kwargs)  # type: ignore[arg-type]
+                read[0] += 1
+                if read[0] == 2:
+                    both_read.set()
+                if read[0] <= 2:  # the first read of each: wait until the other has read too
+                    with contextlib.suppress(TimeoutError):  # or it is blocked on our write
+                        await asyncio.wait_for(both_read.wait(), 2)
+                return found
+
+            session.scalars = read_then_wait_for_the_other  # type: ignore[method-assign]
+            await results.store_delivery_results(session, [result])
+
+    await asyncio.gather(store(), store())
+    async with make() as session:
+        rows = (await session.scalars(select(Delivery).where(Delivery.id == "eff_race"))).all()
+    assert [(r.status, r.attempts) for r in rows] == [("DELIVERED", 1)]

@@ -289,3 +289,81 @@ def churn_workers(stack: Stack, flowed: Callable[[], int], step: int = 200) -> C
     stack.wait_worker_ready(len(stack.workers) - 1)
     settled = after(int(step * 1.5), "more load after the restart")
     return Churn(joined, killed, restarted, settled)
+
+
+def spec_episodes(load: MetricLoad) -> dict[str, bool]:
+    """The episodes the spec's METRIC table opens over ``load``'s accepted events: the publisher
+    event id of each episode's opening NOTIFY → whether a RESOLVE ended it (one incident each)."""
+    by_key: dict[str, list[Published]] = defaultdict(list)
+    for p in load.accepted():
+        by_key[p.key].append(p)
+    episodes: dict[str, bool] = {}
+    for items in by_key.values():
+        items.sort(key=lambda p: p.index)
+        opener: str | None = None
+        for p, decision in zip(items, spec_decisions([p.value for p in items]), strict=True):
+            if decision == "NOTIFY" and opener is None:
+                opener = p.event_id
+                episodes[opener] = False
+            elif decision == "RESOLVE" and opener is not None:
+                episodes[opener], opener = True, None
+    return episodes
+
+
+@dataclass
+class GrowShrink:
+    """How much load had flowed when each change of the worker group happened (see grow_and_shrink)."""
+
+    grown: int  # four workers ready
+    first_killed: int
+    second_killed: int
+    restarted: int  # both restarted workers ready
+    shrunk: int  # two workers stopped, two left
+    settled: int
+    at: dict[str, float] = field(default_factory=dict)  # each change → its wall-clock time (time.time())
+
+    def last_change_before(self, when: float) -> str:
+        """The change of the group that came last before ``when`` (wall clock), or "before any"."""
+        earlier = [(at, what) for what, at in self.at.items() if at <= when]
+        return max(earlier)[1] if earlier else "before any"
+
+
+def grow_and_shrink(stack: Stack, flowed: Callable[[], int], step: int = 150) -> GrowShrink:
+    """The scale-out scenario of issue 18 around a test's own load (``flowed`` counts it): from the
+    one running worker, three more join (four in all); ``kill -9`` of one of them, some load later
+    ``kill -9`` of another; the first restarts on its own data directory, the second on an empty
+    one (its tables come back from the changelogs); then two workers stop (SIGTERM), leaving two.
+    Between changes, ``step`` units of load flow; returns once they have after the shrink."""
+
+    def after(n: int, what: str) -> int:
+        start = flowed()
+        wait_for(lambda: flowed() >= start + n, 180, what, 0.05)
+        return flowed()
+
+    assert len(stack.workers) == 1, "the scenario starts from one worker"
+    at: dict[str, float] = {"three join": time.time()}
+    for n in (2, 3, 4):
+        stack.start_worker(stack.worker_data_dir(f"w{n}"))
+    for index in (1, 2, 3):
+        stack.wait_worker_ready(index, timeout=180)
+    grown = after(step, "more load with four workers")
+    at["first kill -9"] = time.time()
+    stack.kill_worker(1)  # w2
+    first_killed = after(step, "more load after the first kill -9")
+    at["second kill -9"] = time.time()
+    stack.kill_worker(2)  # w3
+    second_killed = after(step, "more load after the second kill -9")
+    at["two restart"] = time.time()
+    stack.start_worker(stack.worker_data_dir("w2"))  # back on its own data directory
+    stack.start_worker(stack.worker_data_dir("w3-empty"))  # a new disk: everything from the changelogs
+    stack.wait_worker_ready(4, timeout=180)
+    stack.wait_worker_ready(5, timeout=180)
+    restarted = after(step, "more load after the restarts")
+    at["two stop"] = time.time()
+    stack.stop_worker(0)  # w1, the first
+    stack.stop_worker(3)  # w4
+    shrunk = after(step, "more load with two workers")
+    for index in (4, 5):
+        stack.wait_worker_ready(index, timeout=180)
+    settled = after(step, "more load once the two settled")
+    return GrowShrink(grown, first_killed, second_killed, restarted, shrunk, settled, at)

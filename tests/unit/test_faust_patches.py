@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from faust.types import TP
 
-from tables.faust_patches import ORIGINAL_NEW_OFFSET, STALL_SECONDS, CommitGuard
+from tables.faust_patches import ORIGINAL_NEW_OFFSET, STALL_SECONDS, AssignedAt, CommitGuard
 
 
 class Held(NamedTuple):
@@ -204,3 +204,19 @@ def test_a_pause_during_a_fetch_hands_out_no_record_of_a_partition_not_asked_for
     assert skipped == {}, f"records handed out and skipped by getmany: {skipped}"
     assert records == {CHANGELOG_TP: [40]}
     assert thread.buffered == {PUBLISH_TP: [6, 7, 8]}  # still in aiokafka's buffer, delivered once resumed
+
+
+def test_stream_timeout_counts_from_a_partitions_assignment_not_the_workers_start() -> None:
+    """3: a worker started at 0 (its consumer's ``time_started``) is assigned partitions at 10, and
+    again at 100 (Faust forgot their last events at the rebalance): the check counts from 100."""
+    now = [10.0]
+    at = AssignedAt(clock=lambda: now[0])
+    kept, taken, gone = TP("t.traces", 0), TP("t.traces", 1), TP("t.traces", 2)
+    at.assigned({kept, gone})
+    assert at.since(kept, 0.0) == 10.0
+    now[0] = 100.0
+    at.assigned({kept, taken})
+    assert at.since(taken, 0.0) == 100.0
+    assert at.since(kept, 0.0) == 100.0
+    assert at.since(gone, 0.0) == 0.0  # not assigned: the worker's start, as Faust had it
+    assert at.since(kept, 150.0) == 150.0  # never before the consumer's own start

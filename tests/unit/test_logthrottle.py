@@ -76,3 +76,15 @@ def test_a_retried_coordinator_lookup_is_a_warning_and_a_final_one_stays_an_erro
     assert (retried.levelno, retried.levelname) == (logging.WARNING, "WARNING")
     assert final.levelno == logging.ERROR
     assert other.levelno == logging.ERROR
+
+
+def test_a_commit_that_met_a_rebalance_is_a_warning() -> None:
+    """aiokafka rejoins by itself after "OffsetCommit failed … due to group error (…), will rejoin"."""
+    name = "aiokafka.consumer.group_coordinator"
+    msg = "OffsetCommit failed for group %s due to group error (%s), will rejoin"
+    rejoin = _record(name, msg, "g.retry", "IllegalGenerationError")
+    unauthorized = _record(name, "OffsetCommit failed for unauthorized topics %s", "t")
+    demote = RetriedErrorFilter()
+    assert demote.filter(rejoin) and demote.filter(unauthorized)
+    assert (rejoin.levelno, rejoin.levelname) == (logging.WARNING, "WARNING")
+    assert unauthorized.levelno == logging.ERROR

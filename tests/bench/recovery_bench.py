@@ -1,0 +1,138 @@
+"""Bench section ``recovery``: how long a worker takes to rebuild 100,000 keys of control state
+from the changelog.
+
+The worker decides one METRIC publish for each of ``KEYS`` partition keys (written to the publish
+topic beforehand, as the API would), so its control changelog holds a state per key; then it
+stops, its data directory is wiped, and it starts again: the time until its ``/readyz`` answers
+200 is measured, with the recovery's own figures from that ``/readyz`` (records read, seconds).
+The baseline, in the same run: the same worker restarted on its intact data directory (nothing
+to read back), the cost of a start itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from aiokafka import AIOKafkaProducer
+
+from app.domain.ids import new_id
+from app.domain.publish import PublishRequest, publish_record, state_key
+from app.kafka import records
+from app.kafka.topics import PUBLISH
+from app.settings import Settings
+from tests.support.stack import Stack, wait_for
+
+KEYS = 100_000
+PROFILE = {
+    "type": "METRIC",
+    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
+    "exit_stable_limit": 3,
+}
+
+
+def _progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+async def _fill(settings: Settings, org_id: str, topic_id: str, keys: int) -> None:
+    """One publish per partition key, written to the publish topic as the API writes it."""
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", linger_ms=20)
+    await producer.start()
+    try:
+        now = int(time.time() * 1000)
+        pending = []
+        for i in range(keys):
+            key = f"station-{i:06d}"
+            body = {
+                "status": "ACTUAL",
+                "data": {"level": 12.0},
+                "event": {"name": f"{key} level"},
+                "event_control": {"partition_key": key, "metrics": {"level": 12.0}},
+            }
+            request = PublishRequest.model_validate_json(json.dumps(body))  # from JSON, as the API parses it
+            value = publish_record(
+                event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
+            )
+            sk = state_key(org_id, topic_id, "ACTUAL", key).encode()
+            pending.append(await producer.send(settings.topic(PUBLISH), records.encode(value), key=sk))
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+
+
+def _decisions(url: str) -> float:
+    """Every decision the worker made since it started (``tocsin_decisions_total``, all labels)."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    lines = [line for line in text.splitlines() if line.startswith("tocsin_decisions_total{")]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
+
+
+def _restart(stack: Stack, wipe: bool) -> dict[str, Any]:
+    """Stop the worker, optionally wipe its data directory, start it, time it until ready."""
+    stack.stop_worker()
+    if wipe:
+        shutil.rmtree(stack.worker_data_dir())
+    started = time.monotonic()
+    stack.start_worker()
+    stack.wait_worker_ready(timeout=600)
+    seconds = time.monotonic() - started
+    body = httpx.get(f"{stack.worker_urls[-1]}/readyz", timeout=10).json()
+    return {"ready_seconds": seconds, "recovery": body.get("recovery")}
+
+
+def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]:
+    stack = Stack(work_dir / "recovery", kafka_bootstrap)
+    try:
+        stack.start()
+        with stack.client() as client:
+            r = client.post(
+                "/workflow_topics", json={"key": "levels", "name_en": "levels", "control_policy_profile": PROFILE}
+            )
+            assert r.status_code == 201, r.text
+            topic_id = r.json()["id"]
+        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
+        _progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
+        asyncio.run(_fill(settings, stack.org, topic_id, KEYS))
+        stack.stop_api()
+        _progress("recovery: the worker decides them (one control state per key)")
+        wait_for(lambda: _decisions(stack.worker_urls[-1]) >= KEYS, 1800, f"the worker to decide {KEYS} publishes", 1)
+        _progress("recovery: restart on the intact data directory (baseline)")
+        baseline = _restart(stack, wipe=False)
+        _progress("recovery: restart on a wiped data directory")
+        rebuilt = _restart(stack, wipe=True)
+    finally:
+        stack.stop()
+    recovery = rebuilt["recovery"] or {}
+    if recovery.get("records_total", 0) < KEYS:
+        raise RuntimeError(f"the worker read back {recovery} from its changelogs, fewer than {KEYS} keys")
+    per_100k = recovery["seconds"] * 100_000 / KEYS
+    ready_per_100k = (rebuilt["ready_seconds"] - baseline["ready_seconds"]) * 100_000 / KEYS
+    return {
+        "keys": KEYS,
+        "partitions": settings.publish_partitions,
+        "baseline": baseline,
+        "rebuilt": rebuilt,
+        "recovery_seconds_per_100k_keys": per_100k,
+        "ready_seconds_over_baseline_per_100k_keys": ready_per_100k,
+    }
+
+
+def render_recovery(fig: dict[str, Any]) -> list[str]:
+    rec = fig["rebuilt"]["recovery"]
+    return [
+        f"worker start, data directory intact (baseline): ready after {fig['baseline']['ready_seconds']:.1f} s",
+        f"worker start, data directory wiped: ready after {fig['rebuilt']['ready_seconds']:.1f} s; "
+        f"recovery read {rec['records_done']:,} changelog records in {rec['partitions_total']} partitions "
+        f"in {rec['seconds']:.1f} s",
+        f"recovery seconds per 100,000 keys = {fig['recovery_seconds_per_100k_keys']:.1f} "
+        f"(time to ready over the baseline: {fig['ready_seconds_over_baseline_per_100k_keys']:.1f} s per 100,000 keys)",
+        f"note: {fig['keys']:,} keys of control state over {fig['partitions']} partitions, one worker, "
+        "broker on the same cores",
+    ]
