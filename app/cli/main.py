@@ -31,6 +31,11 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
     boot.add_argument("--org", required=True)
+    boot.add_argument(
+        "--if-empty",
+        action="store_true",
+        help="only when no organization exists yet (a deployment's one-shot, run at every start)",
+    )
     args = parser.parse_args(argv)
     try:
         settings = get_settings()
@@ -58,7 +63,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
     elif args.command == "purge":
         cmd_purge(settings)
     elif args.command == "bootstrap":
-        cmd_bootstrap(settings, args.org)
+        cmd_bootstrap(settings, args.org, only_if_empty=args.if_empty)
 
 
 if __name__ == "__main__":
