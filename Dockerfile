@@ -30,46 +30,59 @@ ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PYTHON
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends python3.11 python3.11-venv >/dev/null \
  && rm -rf /var/lib/apt/lists/* \
- && python3.11 -m venv /opt/tocsin
+ && python3.11 -m venv /opt/tocsin \
+ && groupadd --system --gid 10001 tocsin \
+ && useradd --system --uid 10001 --gid tocsin --home-dir /var/lib/tocsin --shell /usr/sbin/nologin tocsin \
+ && install -d -o tocsin -g tocsin -m 0750 /var/lib/tocsin
+COPY requirements.lock /srv/tocsin/
+RUN pip install -q --require-hashes -r /srv/tocsin/requirements.lock
+
+# The project as a wheel (no dependency resolved again): a code change rebuilds this stage and the
+# last layers of the two below, not the Python packages, the JRE or the jars.
+FROM python AS project
 WORKDIR /srv/tocsin
-COPY requirements.lock ./
-RUN pip install -q --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY app app
 COPY api api
 COPY streams streams
 COPY tables tables
 COPY devstack devstack
-COPY deploy/docker/healthcheck.py /usr/local/bin/tocsin-healthcheck
-COPY deploy/docker/smtp-sink.py /usr/local/bin/tocsin-smtp-sink
-RUN pip install -q --no-deps . && rm -rf build *.egg-info \
- && groupadd --system --gid 10001 tocsin \
- && useradd --system --uid 10001 --gid tocsin --home-dir /var/lib/tocsin --shell /usr/sbin/nologin tocsin \
- && install -d -o tocsin -g tocsin -m 0750 /var/lib/tocsin
+RUN pip wheel -q --no-deps --wheel-dir /wheels . && rm -rf build *.egg-info
 
-# Maven resolves the broker's jars (devstack/kafka.py: the version `make run` uses) into /opt/kafka-jars
+# Maven resolves the broker's jars (devstack/kafka.py: the version and jars `make run` uses)
 FROM python AS kafka-jars
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless maven >/dev/null \
  && rm -rf /var/lib/apt/lists/*
-RUN TOCSIN_CACHE_DIR=/opt/kafka-jars python -c 'from devstack.kafka import resolve_jars; resolve_jars()' \
- && rm -rf /root/.m2
+COPY devstack/__init__.py devstack/kafka.py /srv/resolve/devstack/
+RUN cd /srv/resolve && TOCSIN_CACHE_DIR=/opt/kafka-jars python -c 'from devstack.kafka import resolve_jars; resolve_jars()' \
+ && rm -rf /root/.m2 /srv/resolve
 
 FROM python AS kafka
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=kafka-jars /opt/kafka-jars /opt/kafka-jars
+COPY deploy/docker/healthcheck.py /usr/local/bin/tocsin-healthcheck
+COPY --from=project /wheels /wheels
+RUN pip install -q --no-deps /wheels/*.whl && rm -rf /wheels
 ENV TOCSIN_CACHE_DIR=/opt/kafka-jars TOCSIN_VAR_DIR=/var/lib/tocsin
 USER tocsin
-# the broker's own log is var/kafka/kafka.log in the volume; this process says when it is ready
+WORKDIR /var/lib/tocsin
+# `tocsin kafka` (devstack/kafka.py): one KRaft node on TOCSIN_KAFKA_BOOTSTRAP, its log in
+# var/kafka/kafka.log in the volume; this process says when it is ready and stops it on SIGTERM
 CMD ["tocsin", "kafka"]
-HEALTHCHECK --interval=3s --timeout=10s --retries=60 CMD ["tocsin-healthcheck", "kafka"]
+HEALTHCHECK --interval=5s --timeout=10s --retries=60 CMD ["tocsin-healthcheck", "kafka"]
 
 FROM python AS tocsin
+COPY deploy/docker/healthcheck.py /usr/local/bin/tocsin-healthcheck
+COPY deploy/docker/smtp-sink.py /usr/local/bin/tocsin-smtp-sink
+COPY --from=project /wheels /wheels
+RUN pip install -q --no-deps /wheels/*.whl && rm -rf /wheels
 ENV TOCSIN_VAR_DIR=/var/lib/tocsin
 USER tocsin
+WORKDIR /var/lib/tocsin
 EXPOSE 8080
 CMD ["tocsin", "api"]
-# the API's readiness (database, broker, config-changes followed); the worker's service names its own
-HEALTHCHECK --interval=3s --timeout=5s --retries=60 CMD ["tocsin-healthcheck", "api"]
+# the API's readiness (database, broker, config-changes followed); compose gives each service its own
+HEALTHCHECK --interval=5s --timeout=5s --retries=60 CMD ["tocsin-healthcheck", "api"]
