@@ -196,7 +196,7 @@ def exercise(compose: Compose) -> None:
     say(f"images built in {time.monotonic() - started:.1f}s")
     started = time.monotonic()
     compose("up", "-d")
-    wait_for("every service healthy", lambda: compose.healthy(SERVICES), 300, every=2)
+    wait_for("every service healthy", lambda: compose.healthy(SERVICES), 480, every=2)
     for one_shot in ONE_SHOTS:
         wait_for(f"{one_shot} exited 0", functools.partial(compose.exited_ok, one_shot), 60)
     say(f"up and healthy in {time.monotonic() - started:.1f}s: {', '.join(SERVICES)}; one-shots exited 0")
@@ -237,7 +237,7 @@ def exercise(compose: Compose) -> None:
     started = time.monotonic()
     compose("restart", "kafka", "worker")
     compose("up", "-d")  # runs the one-shots again
-    wait_for("every service healthy after the restart", lambda: compose.healthy(SERVICES), 300, every=2)
+    wait_for("every service healthy after the restart", lambda: compose.healthy(SERVICES), 480, every=2)
     wait_for("bootstrap exited 0 again", lambda: compose.exited_ok("bootstrap"), 60)
     again = compose.logs("bootstrap")
     if again.count('"access_token"') != 1 or "an organization exists already" not in again:
