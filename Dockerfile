@@ -54,7 +54,7 @@ FROM python AS kafka-jars
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless maven >/dev/null \
  && rm -rf /var/lib/apt/lists/*
-COPY devstack/__init__.py devstack/kafka.py /srv/resolve/devstack/
+COPY devstack /srv/resolve/devstack
 RUN cd /srv/resolve && TOCSIN_CACHE_DIR=/opt/kafka-jars python -c 'from devstack.kafka import resolve_jars; resolve_jars()' \
  && rm -rf /root/.m2 /srv/resolve
 
