@@ -2,7 +2,7 @@
 # debootstrap (scripts/container-engine.sh up builds it; no registry image is pulled).
 # Targets (docker-compose.yml builds each one):
 #   tocsin    (the last stage, the default) the API, the worker and the one-shot CLI commands
-#   kafka     one KRaft broker (`tocsin kafka`, devstack/kafka.py) on the jars Maven resolved at build time
+#   kafka     one KRaft broker (the node `tocsin kafka` runs, devstack/kafka.py) on the jars Maven resolved at build time
 #   postgres  Debian's PostgreSQL 15
 # Every Python package comes from requirements.lock with its hash (pip refuses anything else), then the
 # project itself without resolving anything again: the same install as `make run`, `make test` and CI.
@@ -64,14 +64,15 @@ RUN apt-get update -qq \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=kafka-jars /opt/kafka-jars /opt/kafka-jars
 COPY deploy/docker/healthcheck.py /usr/local/bin/tocsin-healthcheck
+COPY deploy/docker/kafka.py /usr/local/bin/tocsin-kafka
 COPY --from=project /wheels /wheels
 RUN pip install -q --no-deps /wheels/*.whl && rm -rf /wheels
 ENV TOCSIN_CACHE_DIR=/opt/kafka-jars TOCSIN_VAR_DIR=/var/lib/tocsin
 USER tocsin
 WORKDIR /var/lib/tocsin
-# `tocsin kafka` (devstack/kafka.py): one KRaft node on TOCSIN_KAFKA_BOOTSTRAP, its log in
-# var/kafka/kafka.log in the volume; this process says when it is ready and stops it on SIGTERM
-CMD ["tocsin", "kafka"]
+# the node `tocsin kafka` runs (devstack/kafka.py) on TOCSIN_KAFKA_BOOTSTRAP, its log in
+# var/kafka/kafka.log in the volume, without a start deadline (the health check decides); SIGTERM stops it
+CMD ["tocsin-kafka"]
 HEALTHCHECK --interval=5s --timeout=10s --retries=60 CMD ["tocsin-healthcheck", "kafka"]
 
 FROM python AS tocsin
