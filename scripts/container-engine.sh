@@ -4,7 +4,6 @@
 #                                      dockerd if none answers (recording that it did), and build the base
 #                                      image tocsin-base:bookworm with debootstrap unless it exists
 #   scripts/container-engine.sh down   stop dockerd if `up` started it (only then)
-#   scripts/container-engine.sh check  exit 0 if an engine answers or could be started here, else say why
 # No registry image is used: the base image is Debian bookworm (minbase) built from Debian's packages,
 # imported as tocsin-base:bookworm; the Dockerfile builds everything else on it.
 # Exit status 3 means "no container engine can run here" (with the evidence on stderr).
@@ -125,10 +124,5 @@ build_base() {
 case "${1:-up}" in
   up) install_packages; start_engine; build_base ;;
   down) stop_engine ;;
-  check)
-    if engine_answers; then exit 0; fi
-    command -v apt-get >/dev/null 2>&1 || command -v dockerd >/dev/null 2>&1 || cannot "no dockerd and no apt-get to install one"
-    [[ $(id -u) -eq 0 ]] || cannot "no engine answers on the Docker socket and starting one needs root (uid $(id -u))"
-    ;;
-  *) echo "usage: $0 up|down|check" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down" >&2; exit 2 ;;
 esac
