@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint unit fuzz bench system-deps clean lock
+.PHONY: help run test lint unit fuzz bench system-deps clean lock compose-test
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -54,6 +54,11 @@ fuzz: $(STAMP) system-deps ## Longer hostile-input runs: schemathesis on every o
 bench: $(STAMP) ## Benchmarks (publish, IAM, exchange, control agent, webhook latency, recovery), each with a same-run baseline
 	@scripts/system-deps.sh --bench
 	$(BIN)/python -m tests.bench.run
+
+# scripts/compose_test.py exits 3 when no container engine can run here (the reason printed); make turns
+# every failure into its own status 2, so .ci/run calls the script directly to tell the two apart.
+compose-test: ## The compose deployment for real: engine (installed/started if needed), build, up, publish → decided, down -v
+	@python3 scripts/compose_test.py
 
 clean: ## Remove the virtualenv and local state (var/)
 	rm -rf $(VENV) var bench-results

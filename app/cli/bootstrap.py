@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from app.cli.common import say
 from app.cli.migrate import cmd_migrate
 from app.settings import Settings
 
@@ -23,6 +24,12 @@ async def bootstrap_organization(settings: Settings, org_name: str, only_if_empt
         await engine.dispose()
 
 
-def cmd_bootstrap(settings: Settings, org_name: str) -> None:
+def cmd_bootstrap(settings: Settings, org_name: str, only_if_empty: bool = False) -> None:
+    """Print the new organization's JSON line (its token is shown only here). With ``only_if_empty``
+    and an organization already there, create nothing and say so on stderr (exit 0)."""
     cmd_migrate(settings)
-    print(json.dumps(asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=False))), flush=True)
+    created = asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=only_if_empty))
+    if created is None:
+        say("an organization exists already; none created (its owner's token was printed when it was)")
+        return
+    print(json.dumps(created), flush=True)

@@ -44,6 +44,11 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
     boot.add_argument("--org", required=True)
+    boot.add_argument(
+        "--if-empty",
+        action="store_true",
+        help="only when no organization exists yet (a deployment's one-shot, run at every start)",
+    )
     grow = sub.add_parser(
         "partitions", help="grow a drained, stopped deployment's keyed topics and changelogs to --count partitions"
     )
@@ -91,7 +96,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
     elif args.command == "purge":
         cmd_purge(settings)
     elif args.command == "bootstrap":
-        cmd_bootstrap(settings, args.org)
+        cmd_bootstrap(settings, args.org, only_if_empty=args.if_empty)
     elif args.command == "partitions":
         if not 1 <= args.count <= 256:
             raise SystemExit("tocsin: --count must be between 1 and 256 (as TOCSIN_PUBLISH_PARTITIONS)")
