@@ -31,6 +31,7 @@ from app.domain.pipeline import tick_record as _tick_record
 from app.domain.workflow_stage import WorkflowOutputs
 from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.kafka.records import decode, encode
+from app.observability.metrics import register_cache
 from streams import decision_log
 from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache
@@ -48,8 +49,11 @@ log = logging.getLogger(__name__)
 # The timers' clock (tests inject another); decisions never read it: they use event time.
 clock: Callable[[], int] = now_ms
 
-due_index = DueIndex()
-state_cache = StateCache()
+due_index = DueIndex(settings.control_due_window_size)
+state_cache = StateCache(settings.control_state_cache_size)
+register_cache("control_due_window", due_index.window)
+register_cache("control_states", state_cache.items)
+register_cache("control_views", state_cache.views)
 progress = PartitionProgress("control")
 
 
@@ -201,5 +205,5 @@ async def auto_resolve_ticks() -> None:
         log.info("control: active partitions %s", sorted(assignment))
         due_index.rebuild(assignment, control_states.items())
     now = clock()
-    for key in due_index.take_due(now):
+    for key in due_index.take_due(now, control_states.items):
         await publish_topic.send(key=key, value=encode(tick_record(key, now)))
