@@ -33,6 +33,7 @@ from devstack.kafka import LocalKafka, free_port
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
+from tests.bench.memory_bench import render_memory, run_memory_section
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
 from tests.support.stack import ROOT, Stack, wait_for
@@ -370,6 +371,14 @@ def section_webhook_client(bench: Bench) -> dict[str, Any]:
 
 # In-process like iam and federation: before the sections that leave workers draining backlogs.
 SECTIONS.insert(2, Section("webhook_client", section_webhook_client, render_webhook_client))
+
+
+def section_memory(bench: Bench) -> dict[str, Any]:
+    return run_memory_section(bench.kafka().bootstrap, bench.work_dir)
+
+
+# Last: the longest section (a million partition keys), and it leaves no backlog behind.
+SECTIONS.append(Section("memory", section_memory, render_memory))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
