@@ -29,6 +29,12 @@ class CountingLRU(LRUCache[K, V]):
         super().__setitem__(key, value)
 
     def popitem(self) -> tuple[K, V]:
+        """What the cache calls to make room for a new entry: an eviction."""
         item = super().popitem()
         self.evictions += 1
         return item
+
+    def clear(self) -> None:
+        """Empty it (a rebalance, an invalidation): not evictions."""
+        while self:
+            super().popitem()

@@ -44,8 +44,9 @@ def begin() -> None:
             _profile.enable()
 
 
-# TOCSIN_BENCH_RSS_EVERY=N (the memory bench): print this process's resident memory each time N more
-# events were processed, as ``CONTROL_BENCH_RSS {"processed": ..., "rss_bytes": ...}``.
+# TOCSIN_BENCH_RSS_EVERY=N (the memory bench): print this process's resident memory once the warm-up
+# is done, each time N more events were processed and at the end, as
+# ``CONTROL_BENCH_RSS {"processed": ..., "rss_bytes": ...}``.
 RSS_EVERY = int(os.environ.get("TOCSIN_BENCH_RSS_EVERY", "0"))
 
 
@@ -56,7 +57,8 @@ def rss_bytes() -> int:
 
 def done(n: int) -> None:
     global processed
-    if RSS_EVERY and (processed + n) // RSS_EVERY > processed // RSS_EVERY:
+    crossed = (processed + n) // RSS_EVERY > processed // RSS_EVERY if RSS_EVERY else False
+    if RSS_EVERY and (crossed or processed < WARMUP <= processed + n or processed + n >= total):
         sample = {"processed": processed + n, "rss_bytes": rss_bytes()}
         print("CONTROL_BENCH_RSS " + json.dumps(sample), flush=True)
     processed += n

@@ -41,6 +41,8 @@ def test_counting_lru_keeps_its_bound_and_counts_evictions() -> None:
         assert len(cache) <= 100
     assert cache.evictions == KEYS - 100
     assert 0 in cache and KEYS - 1 in cache and 1 not in cache
+    cache.clear()  # a rebalance or an invalidation: not an eviction
+    assert len(cache) == 0 and cache.evictions == KEYS - 100
     nothing: CountingLRU[int, int] = CountingLRU(0)
     nothing[1] = 1
     assert len(nothing) == 0
