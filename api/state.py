@@ -23,6 +23,7 @@ from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.kafka.config_changes import TTLCache, announce_change
 from app.kafka.partitioner import KeyPartitioner
+from app.kafka.security import client_args
 from app.observability.metrics import register_cache
 from app.settings import Settings
 from app.store.models import AccessToken
@@ -38,7 +39,7 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
     """The replica's producer of everything but publishes (config-change announcements, redeliveries):
     acks=all, no duplicates from its own retries (idempotent), outside transactions."""
     return AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap,
+        **client_args(settings),
         acks="all",
         enable_idempotence=True,
         linger_ms=settings.producer_linger_ms,
@@ -57,7 +58,7 @@ aiokafka_sender.BACKOFF_OVERRIDE = 0.002
 def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaProducer:
     """A producer of publishes (api/publisher.py): transactional (hence idempotent, acks=all)."""
     return AIOKafkaProducer(
-        bootstrap_servers=settings.kafka_bootstrap,
+        **client_args(settings),
         acks="all",
         enable_idempotence=True,
         transactional_id=f"{settings.effective_transactional_id}-{lane}",

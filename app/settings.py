@@ -6,7 +6,7 @@ import ipaddress
 import socket
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -24,6 +24,43 @@ class Settings(BaseSettings):
     var_dir: Path = Path("var")
     database_url: str = ""
     kafka_bootstrap: str = "127.0.0.1:9092"
+    # Kafka security (app/kafka/security.py; README, Managed Kafka), used by every Kafka client of the API,
+    # the worker and the CLI. SSL and SASL_SSL verify the broker's certificate and host name against the
+    # CA file (unset: the system's CAs); a client certificate (with its key, unless the file holds both)
+    # for brokers that require one. SASL_* need a mechanism, a user name and a password (or a file holding it).
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_ssl_ca_file: Path | None = None
+    kafka_ssl_cert_file: Path | None = None
+    kafka_ssl_key_file: Path | None = None
+    kafka_ssl_key_password: SecretStr | None = None
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_sasl_password_file: Path | None = None
+
+    @field_validator("kafka_security_protocol", "kafka_sasl_mechanism", mode="before")
+    @classmethod
+    def _upper_kafka_names(cls, value: object) -> object:
+        return value.strip().upper() or None if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check_kafka_security(self) -> Settings:
+        from app.kafka.security import security_problem
+
+        problem = security_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    @property
+    def kafka_sasl_password_value(self) -> str | None:
+        """The SASL password: TOCSIN_KAFKA_SASL_PASSWORD, or the file's content without its final newline."""
+        if self.kafka_sasl_password is not None:
+            return self.kafka_sasl_password.get_secret_value()
+        if self.kafka_sasl_password_file is not None:
+            return self.kafka_sasl_password_file.read_text(encoding="utf-8").rstrip("\r\n")
+        return None
+
     topic_prefix: str = "tocsin."
     publish_partitions: int = Field(default=4, ge=1, le=256)
     # Replicas of every topic the project creates, and how many must have a record before an acks=all

@@ -15,6 +15,7 @@ import base64
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,8 @@ from typing import Any, Self, TypeVar
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
+
+from devstack.tls import BrokerTls, broker_tls
 
 DEFAULT_VERSION = "4.1.1"
 LOG4J_VERSION = "2.24.3"
@@ -69,6 +72,12 @@ appender.file.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = WARN
 rootLogger.appenderRef.file.ref = FILE
 """
+# The SASL_SSL listener (LocalKafka(scram_users=...)): SCRAM logins (users created when the storage is
+# formatted), TLS with a certificate signed by a CA made for this node. The controller and
+# inter-broker listeners stay PLAINTEXT on loopback.
+SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+_SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+_SCRAM_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _INFO_LOGGERS = ("KafkaRaftServer", "BrokerServer", "ControllerServer", "SharedServer")
 
 _BROKER_DEFAULTS = {
@@ -287,11 +296,16 @@ class LocalKafka:
         quorum_voters: str | None = None,
         cluster_id: str | None = None,
         name: str = "broker",
+        scram_users: Mapping[str, str] | None = None,
     ) -> None:
         """Configure (but do not start) a node whose state lives in ``data_dir``.
 
         ``quorum_voters`` (``id@host:port,...``) defaults to this node alone; ``cluster_id``
-        (used when formatting storage) defaults to a random one.
+        (used when formatting storage) defaults to a random one. With ``scram_users`` (name →
+        password) the client listener on ``port`` is SASL_SSL: those users log in with SCRAM-SHA-256
+        or -512, and the broker's certificate is signed by a CA made for it (:attr:`ca_file`);
+        the node also listens on a PLAINTEXT loopback port of its own (between brokers, and for
+        :meth:`wait_ready`).
         """
         self.data_dir = Path(data_dir).resolve()
         self.version = version
@@ -309,11 +323,42 @@ class LocalKafka:
         self.cluster_id = cluster_id
         self.name = name
         self._proc: subprocess.Popen[bytes] | None = None
+        self.scram_users = dict(scram_users or {})
+        for user, password in self.scram_users.items():
+            if not (_SCRAM_NAME.fullmatch(user) and _SCRAM_NAME.fullmatch(password)):
+                raise ValueError(f"SCRAM user {user!r}: names and passwords of letters, digits, '_', '.', '-'")
+        self.internal_port: int | None = None
+        self._tls: BrokerTls | None = None
+        if self.scram_users:
+            while self.internal_port is None or self.internal_port in (self.port, self.controller_port):
+                self.internal_port = free_port(self.host)
 
     @property
     def bootstrap(self) -> str:
-        """The ``host:port`` bootstrap address of the broker."""
+        """The ``host:port`` bootstrap address of the broker (its SASL_SSL listener with ``scram_users``)."""
         return f"{self.host}:{self.port}"
+
+    @property
+    def security_protocol(self) -> str:
+        """What clients of :attr:`bootstrap` speak: PLAINTEXT, or SASL_SSL with ``scram_users``."""
+        return "SASL_SSL" if self.scram_users else "PLAINTEXT"
+
+    @property
+    def ca_file(self) -> Path:
+        """The CA certificate that signed the broker's (SASL_SSL only): TOCSIN_KAFKA_SSL_CA_FILE."""
+        return self._broker_tls().ca_file
+
+    def _broker_tls(self) -> BrokerTls:
+        if not self.scram_users:
+            raise KafkaLocalError("this node has no TLS listener (start it with scram_users)")
+        if self._tls is None:  # made once per instance: a restarted node keeps its certificate
+            self._tls = broker_tls(self.data_dir / "tls")
+        return self._tls
+
+    @property
+    def _plain_bootstrap(self) -> str:
+        """A PLAINTEXT address of this node (the probe's): the client listener, or the internal one."""
+        return f"{self.host}:{self.internal_port}" if self.internal_port is not None else self.bootstrap
 
     @property
     def pid(self) -> int | None:
@@ -354,7 +399,7 @@ class LocalKafka:
             return
         libs = resolve_jars(self.version, self.cache_dir, self.progress)
         java = _require_tool("java")
-        for port in (self.port, self.controller_port):
+        for port in (self.port, self.controller_port, *([self.internal_port] if self.internal_port else [])):
             if port_open(self.host, port):
                 raise KafkaLocalError(f"port {self.host}:{port} is already in use")
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -436,21 +481,45 @@ class LocalKafka:
             "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{cport}",
             "advertised.listeners": f"PLAINTEXT://{host}:{port}",
             "log.dirs": str(self.data_dir / "logs"),
+            **self._sasl_ssl_properties(),
             **self.extra_properties,
         }
         path = self.data_dir / "server.properties"
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        # a multi-line value (the PEM ones) as one line: java.util.Properties reads "\\n" as a newline
+        path.write_text("".join(f"{k}={v}".replace("\n", "\\n") + "\n" for k, v in props.items()))
         log4j2 = _log4j2_config(self.log_file)
         (self.data_dir / "log4j2.properties").write_text(log4j2, encoding="utf-8")
         return path
+
+    def _sasl_ssl_properties(self) -> dict[str, str]:
+        """The listeners and security of a SASL_SSL node (empty for a PLAINTEXT one)."""
+        if not self.scram_users:
+            return {}
+        host, port, iport, cport = self.host, self.port, self.internal_port, self.controller_port
+        tls = self._broker_tls()
+        props = {
+            "listeners": f"SASL_SSL://{host}:{port},PLAINTEXT://{host}:{iport},CONTROLLER://{host}:{cport}",
+            "advertised.listeners": f"SASL_SSL://{host}:{port},PLAINTEXT://{host}:{iport}",
+            "listener.security.protocol.map": "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "sasl.enabled.mechanisms": ",".join(SCRAM_MECHANISMS),
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.certificate.chain": tls.chain_pem,
+            "ssl.keystore.key": tls.key_pem,
+        }
+        for mechanism in SCRAM_MECHANISMS:
+            props[f"listener.name.sasl_ssl.{mechanism.lower()}.sasl.jaas.config"] = _SCRAM_LOGIN
+        return props
 
     def _format(self, jvm: list[str], props: Path) -> None:
         """Format KRaft storage unless ``meta.properties`` shows it is already done."""
         if (self.data_dir / "logs" / "meta.properties").exists():
             return
         self.progress(f"kafka: formatting storage of {self.name}")
-        tool = ["kafka.tools.StorageTool", "format", "-t", self.cluster_id or _cluster_id(), "-c"]
-        cmd = [*jvm, *tool, str(props)]
+        tool = ["kafka.tools.StorageTool", "format", "-t", self.cluster_id or _cluster_id(), "-c", str(props)]
+        for user, password in self.scram_users.items():  # SCRAM credentials live in the cluster metadata
+            for mechanism in SCRAM_MECHANISMS:
+                tool += ["--add-scram", f"{mechanism}=[name={user},password={password}]"]
+        cmd = [*jvm, *tool]
         done = subprocess.run(cmd, cwd=self.data_dir, capture_output=True, check=False)
         if done.returncode != 0:
             output = (done.stdout + done.stderr).decode(errors="replace")
@@ -459,7 +528,7 @@ class LocalKafka:
     def wait_ready(self, deadline: float, bootstrap: str | None = None) -> None:
         """Poll (``bootstrap``, default this node) until the cluster lists this node as a live
         broker; fail fast if the JVM exits, or at ``deadline`` (a :func:`time.monotonic` time)."""
-        bootstrap = bootstrap or self.bootstrap
+        bootstrap = bootstrap or self._plain_bootstrap
         while True:
             proc = self._proc
             if proc is None or proc.poll() is not None:

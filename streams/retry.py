@@ -18,6 +18,7 @@ import time
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
 from app.kafka.records import decode
+from app.kafka.security import client_args
 from app.kafka.topics import ACTIONS, retry_topics
 from app.settings import Settings
 
@@ -32,7 +33,7 @@ class RetryScheduler:
     async def run(self) -> None:
         s = self.settings
         topics = [s.topic(t) for t in retry_topics(s)]
-        producer = AIOKafkaProducer(bootstrap_servers=s.kafka_bootstrap, acks="all", enable_idempotence=True)
+        producer = AIOKafkaProducer(**client_args(s), acks="all", enable_idempotence=True)
         try:  # stopped even when its start is cancelled, as the consumer below
             await producer.start()
             await self._consume(topics, producer)
@@ -43,7 +44,7 @@ class RetryScheduler:
         s = self.settings
         consumer = AIOKafkaConsumer(
             *topics,
-            bootstrap_servers=s.kafka_bootstrap,
+            **client_args(s),
             group_id=f"{s.worker_id}.retry",
             enable_auto_commit=False,
             auto_offset_reset="earliest",

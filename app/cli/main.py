@@ -1,20 +1,23 @@
-"""``tocsin run | api | worker | kafka | migrate | purge | bootstrap``."""
+"""``tocsin run | api | worker | kafka | kafka-check | migrate | purge | bootstrap``."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from app.cli.api import cmd_api
 from app.cli.bootstrap import cmd_bootstrap
 from app.cli.kafka import cmd_kafka
+from app.cli.kafka_check import cmd_kafka_check
 from app.cli.migrate import cmd_migrate
 from app.cli.purge import cmd_purge
 from app.cli.run import cmd_run
 from app.cli.worker import cmd_worker
 from app.identity.signing_keys import SigningKeyError
+from app.kafka.security import KafkaAccessError
 from app.settings import Settings, get_settings
 
 
@@ -27,6 +30,13 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("worker", help="the Faust worker")
     kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
     kafka.add_argument("--nodes", type=int, default=1, help="brokers (each also a controller); 3: replicated")
+    kafka.add_argument(
+        "--scram-user",
+        action="append",
+        metavar="NAME:PASSWORD",
+        help="one broker with a SASL_SSL listener (SCRAM, a self-made CA) and this user; repeatable",
+    )
+    sub.add_parser("kafka-check", help="connect to the configured Kafka (TLS, SASL) and list brokers and topics")
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
@@ -35,13 +45,22 @@ def main(argv: list[str] | None = None) -> None:
     try:
         settings = get_settings()
     except ValidationError as exc:
-        problems = "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
+        problems = "; ".join(_problem(error) for error in exc.errors())
         raise SystemExit(f"tocsin: configuration refused: {problems}") from None
     Path(settings.var_dir).mkdir(parents=True, exist_ok=True)
     try:
         _dispatch(args, settings)
     except SigningKeyError as exc:
         raise SystemExit(f"tocsin: {exc} (see README, Configuration)") from None
+    except KafkaAccessError as exc:
+        raise SystemExit(f"tocsin: {exc} (see README, Managed Kafka)") from None
+
+
+def _problem(error: Any) -> str:
+    """One settings error: the variable (when pydantic names the field) and pydantic's message."""
+    message = str(error["msg"]).removeprefix("Value error, ")
+    field = error["loc"][0] if error.get("loc") else None
+    return f"TOCSIN_{str(field).upper()}: {message}" if field is not None else message
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
@@ -52,7 +71,9 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
     elif args.command == "worker":
         cmd_worker(settings)
     elif args.command == "kafka":
-        cmd_kafka(settings, args.nodes)
+        cmd_kafka(settings, args.nodes, args.scram_user)
+    elif args.command == "kafka-check":
+        cmd_kafka_check(settings)
     elif args.command == "migrate":
         cmd_migrate(settings)
     elif args.command == "purge":

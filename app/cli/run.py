@@ -93,6 +93,12 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     from devstack.kafka import LocalKafka
     from devstack.smtp_sink import SmtpSink
 
+    if settings.kafka_security_protocol != "PLAINTEXT":
+        raise SystemExit(
+            f"tocsin: `tocsin run` starts its own PLAINTEXT broker, but TOCSIN_KAFKA_SECURITY_PROTOCOL="
+            f"{settings.kafka_security_protocol}: unset it, or start the broker (tocsin kafka --scram-user "
+            "NAME:PASSWORD) and tocsin api and tocsin worker yourself (README, Managed Kafka)"
+        )
     kafka = local_kafka(settings)
     assert isinstance(kafka, LocalKafka)
     mail_dir = settings.var_dir.resolve() / "mail"

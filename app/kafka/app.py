@@ -13,6 +13,7 @@ import mode.loop
 
 from app.kafka import topics
 from app.kafka.partitioner import KeyPartitioner
+from app.kafka.security import faust_credentials
 from app.settings import get_settings
 
 mode.loop.use("uvloop")
@@ -26,6 +27,7 @@ WORKER_LINGER_MS = 10
 app = faust.App(
     settings.worker_id,
     broker=f"kafka://{settings.kafka_bootstrap}",
+    broker_credentials=faust_credentials(settings),  # TLS and SASL (app/kafka/security.py)
     store="rocksdb://",
     datadir=str(settings.worker_data_path),
     topic_partitions=settings.publish_partitions,

@@ -17,6 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from app.caches import CountingLRU
 from app.kafka.records import encode
+from app.kafka.security import client_args
 from app.kafka.topics import CONFIG_CHANGES
 from app.settings import Settings
 
@@ -156,7 +157,7 @@ async def follow_changes(
     settings: Settings, on_change: Callable[[str], None], ready: asyncio.Event | None = None
 ) -> None:
     """Consume config changes from the end of the topic forever, calling ``on_change(org_id)``."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
     try:  # stopped even when its start is cancelled: aiokafka logs an unclosed one as an ERROR
         await consumer.start()
         topic = settings.topic(CONFIG_CHANGES)

@@ -10,6 +10,7 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from app.domain.retry_schedule import RetrySchedule
 from app.errors import TocsinError
+from app.kafka.security import client_args, start_client
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -72,8 +73,8 @@ def topic_specs(settings: Settings) -> list[NewTopic]:
 
 async def ensure_topics(settings: Settings) -> None:
     """Create missing topics with the configured partitions (idempotent)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=10000)
-    await admin.start()
+    admin = AIOKafkaAdminClient(**client_args(settings), request_timeout_ms=10000)
+    await start_client(admin, settings)  # a refused login or certificate: KafkaAccessError, not retried
     try:
         existing = set(await admin.list_topics())
         missing = [t for t in topic_specs(settings) if t.name not in existing]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 
 from app.identity.signing_keys import DEFAULT_KEY_FILE
-from devstack.kafka import free_port
+from devstack.kafka import LocalKafka, free_port
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,3 +236,25 @@ class Stack:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def kafka_client_env(kafka: LocalKafka, user: str | None = None, **overrides: str | None) -> dict[str, str]:
+    """The TOCSIN_KAFKA_* variables a process needs to reach ``kafka``: its bootstrap address and,
+    for a SASL_SSL node (``LocalKafka(scram_users=...)``), TLS with the node's CA and a SCRAM-SHA-256
+    login as ``user`` (default: its first user). ``overrides`` (without the TOCSIN_KAFKA_ prefix,
+    ``SASL_PASSWORD="wrong"``) replace or add variables; None removes one."""
+    env = {"TOCSIN_KAFKA_BOOTSTRAP": kafka.bootstrap, "TOCSIN_KAFKA_SECURITY_PROTOCOL": kafka.security_protocol}
+    if kafka.scram_users:
+        name = user or next(iter(kafka.scram_users))
+        env |= {
+            "TOCSIN_KAFKA_SSL_CA_FILE": str(kafka.ca_file),
+            "TOCSIN_KAFKA_SASL_MECHANISM": "SCRAM-SHA-256",
+            "TOCSIN_KAFKA_SASL_USERNAME": name,
+            "TOCSIN_KAFKA_SASL_PASSWORD": kafka.scram_users[name],
+        }
+    for name, value in overrides.items():
+        if value is None:
+            env.pop(f"TOCSIN_KAFKA_{name}", None)
+        else:
+            env[f"TOCSIN_KAFKA_{name}"] = value
+    return env
