@@ -48,7 +48,11 @@ class Expiry:
 
     @property
     def maxsize(self) -> int:
-        return self.size
+        """The bound of all windows together: ``size``, unless more partitions than ``size / 2`` are assigned."""
+        return sum(w.size for w in self.windows.values()) or self.size
+
+    def _each(self, partitions: int) -> int:
+        return max(2, self.size // max(1, partitions))
 
     @property
     def evictions(self) -> int:
@@ -59,7 +63,7 @@ class Expiry:
 
     def rebuild(self, assignment: frozenset[int], items: Any, partitions: int) -> None:
         self.evicted = self.evictions
-        each = max(10, self.size // max(1, len(assignment)))
+        each = self._each(len(assignment))
         self.windows = {p: TimeWindow(each) for p in assignment}
         by_partition: dict[int, list[tuple[bytes, int]]] = {p: [] for p in assignment}
         everything = list(range(partitions))
@@ -81,7 +85,7 @@ class Expiry:
     def add(self, partition: int, at_ms: int, key: bytes) -> None:
         window = self.windows.get(partition)
         if window is None:
-            window = self.windows[partition] = TimeWindow(max(10, self.size // max(1, len(self.windows) + 1)))
+            window = self.windows[partition] = TimeWindow(self._each(len(self.windows) + 1))
         window.set(key, at_ms)
 
     def expired(self, partition: int, cutoff_ms: int) -> list[tuple[int, bytes]]:
