@@ -9,6 +9,10 @@ mode ``control``: tables in RocksDB, changelogs, the due index's timer, outputs 
 sinks do not run) and reports its own RSS every STEP records. Growth is measured from the end of
 the warm-up (the worker's one-off costs: database engine, topic config, RocksDB partitions
 opened) to the last record, and scaled to 1,000,000 keys.
+
+Baseline in the same run: the same worker over the first BASELINE_KEYS records of the same topic
+with the bounds lifted to what they were before (every state and due time kept, Faust's RocksDB
+memory: 2 GiB of block cache and 3 × 64 MiB of memtables per partition), scaled the same way.
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ PROFILE = {
     "auto_resolve_duration": 600,  # minutes: every state gets a due time, none comes during the run
 }
 MB = 1024 * 1024
+BASELINE_KEYS = int(os.environ.get("TOCSIN_BENCH_MEMORY_BASELINE_KEYS", "200000"))
+UNBOUNDED = {
+    "TOCSIN_CONTROL_STATE_CACHE_SIZE": "10000000",
+    "TOCSIN_CONTROL_DUE_WINDOW_SIZE": "10000000",
+    "TOCSIN_ROCKSDB_BLOCK_CACHE_MB": "8192",
+    "TOCSIN_ROCKSDB_WRITE_BUFFER_MB": "768",
+}
 
 
 def _progress(message: str) -> None:
@@ -90,18 +101,21 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
         await producer.stop()
 
 
-def _run_worker(stack: Stack, total: int) -> tuple[list[dict[str, int]], dict[str, Any]]:
+def _run_worker(
+    stack: Stack, total: int, extra_env: dict[str, str] | None = None
+) -> tuple[list[dict[str, int]], dict[str, Any]]:
     tag = uuid.uuid4().hex[:8]
     env = {
         **stack.env,
+        **(extra_env or {}),
         "TOCSIN_WORKER_ID": f"bench-memory-{tag}",
         "TOCSIN_WORKER_DATA_DIR": str(stack.var_dir / f"bench-memory-{tag}"),
         "TOCSIN_DECISION_LOG": "false",
         "TOCSIN_BENCH_WARMUP": str(WARMUP),
         "TOCSIN_BENCH_RSS_EVERY": str(STEP),
     }
-    log = stack.var_dir / "bench-memory.log"
-    _progress(f"memory: the control agent over {total:,} records")
+    log = stack.var_dir / f"bench-memory-{tag}.log"
+    _progress(f"memory: the control agent over {total:,} records{' (bounds lifted)' if extra_env else ''}")
     with open(log, "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tests.bench.control_worker", "control", str(total)],
@@ -144,6 +158,7 @@ def run_memory_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         asyncio.run(_fill(settings, stack.org, topic_id, total))
         fill_seconds = time.perf_counter() - started
         stack.stop()  # the API is not needed while the agent runs
+        baseline = _growth(*_run_worker(stack, WARMUP + BASELINE_KEYS, UNBOUNDED)) if BASELINE_KEYS else None
         samples, result = _run_worker(stack, total)
     finally:
         stack.stop()
@@ -169,6 +184,19 @@ def run_memory_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         "second_half_mb_per_million": second_half,
         "target_mb": TARGET_MB,
         "met": per_million <= TARGET_MB,
+        "baseline": baseline,
+    }
+
+
+def _growth(samples: list[dict[str, int]], result: dict[str, Any]) -> dict[str, Any]:
+    first, last = samples[0], samples[-1]
+    keys = max(1, last["processed"] - first["processed"])
+    growth = (last["rss_bytes"] - first["rss_bytes"]) / MB
+    return {
+        "samples": samples,
+        "rate": result["rate"],
+        "growth_mb": growth,
+        "growth_mb_per_million": growth * 1_000_000 / keys,
     }
 
 
@@ -184,6 +212,15 @@ def render_memory(fig: dict[str, Any]) -> list[str]:
         f"(target ≤ {fig['target_mb']:.0f}; before the bounds ≈ 1,540): {verdict}"
     )
     lines.append(f"second half of the run: {fig['second_half_mb_per_million']:.0f} MB per 1,000,000 keys")
+    base = fig.get("baseline")
+    if base:
+        b0, b1 = base["samples"][0], base["samples"][-1]
+        lines.append(
+            f"baseline, bounds lifted (same run, same topic): {b0['rss_bytes'] / MB:.0f} MB after "
+            f"{b0['processed']:,} records, {b1['rss_bytes'] / MB:.0f} MB after {b1['processed']:,}: "
+            f"{base['growth_mb_per_million']:.0f} MB per 1,000,000 keys; bounded / baseline = "
+            f"{fig['growth_mb_per_million'] / base['growth_mb_per_million']:.2f}"
+        )
     lines.append(
         f"note: {fig['records']:,} records, one per partition key, {fig['rate']:,.0f} records/s through the control "
         f"agent ({fig['decisions']}); produced in {fig['fill_seconds']:.0f} s; one worker, default bounds; "
