@@ -12,7 +12,7 @@ opened) to the last record, and scaled to 1,000,000 keys.
 
 Baseline in the same run: the same worker over the first BASELINE_KEYS records of the same topic
 with the bounds lifted to what they were before (every state and due time kept, Faust's RocksDB
-memory: 2 GiB of block cache and 3 × 64 MiB of memtables per partition), scaled the same way.
+memory: 2 GiB of block cache and 3 x 64 MiB of memtables per partition), scaled the same way.
 """
 
 from __future__ import annotations
