@@ -137,7 +137,7 @@ def test_a_slow_receiver_holds_back_no_other_receivers_webhooks(
         steps = [s for s in r.json()["steps"] if s["step"].startswith("delivery:")]
         assert len(steps) == 2, steps
         for step in steps:
-            st = step["detail"]["stages"]
+            st = step["stages"]
             order = ["accepted_ms", "decided_ms", "received_ms", "attempted_ms", "ended_ms"]
             assert all(isinstance(st[k], int) for k in order), st
             assert [st[k] for k in order] == sorted(st[k] for k in order), st
