@@ -283,7 +283,7 @@ class Deliveries:
                 flight = self.in_flight[key] = InFlight([record])
                 accepted = item.get("accepted_ms")
                 stages: dict[str, int | None] = {
-                    "accepted_ms": int(accepted) if isinstance(accepted, int | float | str) else None,
+                    "accepted_ms": int(accepted) if isinstance(accepted, int | float) else None,
                     "decided_ms": decided_ms,
                     "received_ms": received_ms,
                 }
