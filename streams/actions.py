@@ -186,6 +186,7 @@ class Received:
 
     event: Any
     left: int = 0
+    checked: bool = False  # checked (its attempts started) or dead-lettered
 
     def settle(self, n: int = 1) -> None:
         self.left -= n
@@ -249,11 +250,20 @@ class Deliveries:
             batch, self.received = self.received[:size], self.received[size:]
             if self.received:
                 self.to_check.set()
-            await process_until_done(f"deliveries:{self.kind}", self.check, batch, self._skip)
+            try:
+                await process_until_done(f"deliveries:{self.kind}", self.check, batch, self._skip)
+            except Exception:  # dead-lettering a record failed for good: the records wait and are checked again
+                log.exception(
+                    "deliveries kind=%s: checking %d records failed; checking them again", self.kind, len(batch)
+                )
+                self.received = [r for r in batch if not r.checked] + self.received
+                self.to_check.set()
+                await asyncio.sleep(WRITE_RETRIES.nominal(1))
 
     async def _skip(self, record: Received, reason: str) -> None:
         """A record that fails its check alone: dead-lettered with the reason, and acknowledged."""
         await send_dead_letter(f"deliveries:{self.kind}", record.event, reason)
+        record.checked = True
         record.event.ack()
         self._done(1)
 
@@ -272,6 +282,7 @@ class Deliveries:
             for record, keyed in per_record
         ]
         for record, todo in fresh:  # no await from here on: every change is made at once
+            record.checked = True
             record.left = len(todo) + 1  # held until the loop is through
             # the record's timestamp (Faust gives it in seconds): when the control agent sent it
             decided_ms = int(float(getattr(record.event.message, "timestamp", 0) or 0) * 1000) or None

@@ -181,3 +181,23 @@ async def test_attempts_are_limited_per_receiver() -> None:
     async with asyncio.timeout(5):
         await asyncio.gather(*held)
     assert most["a"] == 2 and not limits.slots, "at most 2 at a time; an idle receiver is forgotten"
+
+
+async def test_a_record_failing_its_check_is_dead_lettered_and_the_others_go_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    letters: list[tuple[str, str]] = []
+
+    async def dead_letter(stage: str, event: Any, reason: str) -> None:
+        letters.append((stage, reason))
+
+    monkeypatch.setattr(actions, "send_dead_letter", dead_letter)
+    p = Pipeline(monkeypatch, {})
+    bad = _event({**_item("act_bad", "a.example"), "attempt": "first"})  # not a number: no retry can fix it
+    good = _event(_item("act_good", "a.example"))
+    p.queue.put_nowait(bad)
+    p.queue.put_nowait(good)
+    await p.until(lambda: bad.acks == 1 and good.acks == 1, "both records acknowledged")
+    assert p.executor.sent == ["act_good"] and p.written == ["act_good"]
+    assert len(letters) == 1 and letters[0][0] == "deliveries:WEBHOOK" and "ValueError" in letters[0][1], letters
+    await p.stop()
