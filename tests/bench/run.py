@@ -406,7 +406,10 @@ SECTIONS.insert(2, Section("control", section_control, render_control))
 
 
 def section_webhook(bench: Bench) -> dict[str, Any]:
-    return run_webhook_section(bench.kafka().bootstrap, bench.work_dir)
+    # the latency histogram beside the JSON result (bench-results/webhook-latency.png by default)
+    return run_webhook_section(
+        bench.kafka().bootstrap, bench.work_dir, bench.args.output.parent / "webhook-latency.png"
+    )
 
 
 SECTIONS.insert(3, Section("webhook", section_webhook, render_webhook))
