@@ -27,7 +27,6 @@ from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
-SPAN_KIND_SERVER = 2  # opentelemetry.proto.trace.v1.Span.SpanKind
 STATUS_CODE_ERROR = 2  # opentelemetry.proto.trace.v1.Status.StatusCode
 # The span's flags as the SDK's OTLP encoder writes them: "is the parent remote" is known, and set
 # when the span continues a caller's traceparent.
@@ -45,7 +44,8 @@ class ExportedSpan(Protocol):
     name: str
     start_ns: int
     end_ns: int
-    attributes: dict[str, Any]
+    common: tuple[tuple[str, Any], ...]  # the attributes it started with, shared by many spans
+    attributes: dict[str, Any]  # set later
     error: tuple[str, str] | None  # (exception type, message) of a span that failed
 
 
@@ -72,6 +72,35 @@ def _set_value(value: Any, target: Any) -> None:
         target.string_value = str(value)
 
 
+# Serialized Span messages of what many spans share (name, kind, flags, the empty status and the
+# attributes they start with), merged into each span's message: the concatenation of serialized
+# messages is their merge (protobuf's encoding), and one parse in C costs less than setting the same
+# fields one by one from Python. Emptied when it grows past _COMMON_MAX (organizations x topics).
+_common: dict[tuple[str, bool, tuple[tuple[str, Any], ...]], bytes] = {}
+_COMMON_MAX = 4096
+
+
+def _common_fields(span: ExportedSpan) -> bytes:
+    key = (span.name, bool(span.parent_span_id), span.common)
+    found = _common.get(key)
+    if found is None:
+        from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+        message = Span(
+            name=span.name,
+            kind=Span.SpanKind.SPAN_KIND_SERVER,
+            flags=FLAGS_HAS_IS_REMOTE | FLAGS_IS_REMOTE if span.parent_span_id else FLAGS_HAS_IS_REMOTE,
+        )
+        message.status.SetInParent()  # present though unset, as the SDK's encoder writes it
+        add_attribute = message.attributes.add
+        for key_, value in span.common:
+            _set_value(value, add_attribute(key=key_).value)
+        if len(_common) >= _COMMON_MAX:
+            _common.clear()
+        found = _common[key] = bytes(message.SerializeToString())
+    return found
+
+
 def encode(spans: Sequence[ExportedSpan], resource: Mapping[str, Any], scope: str) -> bytes:
     """One serialized ``ExportTraceServiceRequest`` of ``spans`` (one resource, one scope)."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -88,18 +117,16 @@ def encode(spans: Sequence[ExportedSpan], resource: Mapping[str, Any], scope: st
         message = add_span(
             trace_id=span.trace_id.to_bytes(16, "big"),
             span_id=span.span_id.to_bytes(8, "big"),
-            name=span.name,
-            kind=SPAN_KIND_SERVER,
             start_time_unix_nano=span.start_ns,
             end_time_unix_nano=span.end_ns,
-            flags=FLAGS_HAS_IS_REMOTE | FLAGS_IS_REMOTE if span.parent_span_id else FLAGS_HAS_IS_REMOTE,
         )
-        message.status.SetInParent()  # present though unset, as the SDK's encoder writes it
+        message.MergeFromString(_common_fields(span))
         if span.parent_span_id:
             message.parent_span_id = span.parent_span_id.to_bytes(8, "big")
-        add_attribute = message.attributes.add
-        for key, value in span.attributes.items():
-            _set_value(value, add_attribute(key=key).value)
+        if span.attributes:
+            add_attribute = message.attributes.add
+            for key, value in span.attributes.items():
+                _set_value(value, add_attribute(key=key).value)
         if span.error is not None:  # as the SDK records an exception leaving a span
             kind, description = span.error
             event = message.events.add(time_unix_nano=span.end_ns, name="exception")
@@ -130,8 +157,10 @@ class SpanBatcher:
         self.resource = dict(resource)
         self.scope = scope
         self.delay_s = delay_s if delay_s is not None else _env_int("OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000
-        self.batch_size = max(1, batch_size or _env_int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512))
-        self.max_queue = max(self.batch_size, max_queue or _env_int("OTEL_BSP_MAX_QUEUE_SIZE", 2048))
+        # Larger batches than the SDK's defaults (512 of 2048): a request's HTTP work is shared by more
+        # spans (about 1.5 us a span at 512, 0.4 us at 2048; a request of 2048 is about 500 kB).
+        self.batch_size = max(1, batch_size or _env_int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 2048))
+        self.max_queue = max(self.batch_size, max_queue or _env_int("OTEL_BSP_MAX_QUEUE_SIZE", 8192))
         self._draining = threading.Lock()  # the thread's rounds and flush(): one batch taken at a time
         # Its client (pinned in pyproject: a private attribute) posts bytes with the settings and
         # retries the standard OTEL_EXPORTER_OTLP_* variables give.

@@ -217,6 +217,7 @@ class PublishSpan:
     __slots__ = (
         "_token",
         "attributes",
+        "common",
         "end_ns",
         "error",
         "flags",
@@ -227,9 +228,12 @@ class PublishSpan:
         "trace_id",
     )
 
-    def __init__(self, name: str, attributes: dict[str, Any], parent: tuple[int, int, int] | None) -> None:
+    def __init__(self, name: str, common: tuple[tuple[str, Any], ...], parent: tuple[int, int, int] | None) -> None:
         self.name = name
-        self.attributes = attributes
+        # the attributes it starts with, shared by many spans (the exporter encodes them once), and
+        # those set later (set_attribute)
+        self.common = common
+        self.attributes: dict[str, Any] = {}
         if parent is None:
             trace_id = getrandbits(128)
             while not trace_id:  # all zero is invalid (W3C)
@@ -279,8 +283,8 @@ def server_span(name: str, scope: Mapping[str, Any], org_id: str, topic: str) ->
         if header == b"traceparent":
             parent = _remote_parent(bytes(value))
             break
-    attributes = {"http.route": PUBLISH_ROUTE, "tocsin.organization_id": org_id, "tocsin.topic": topic}
-    return PublishSpan(name, attributes, parent)
+    common = (("http.route", PUBLISH_ROUTE), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
+    return PublishSpan(name, common, parent)
 
 
 def _remote_parent(value: bytes) -> tuple[int, int, int] | None:

@@ -196,11 +196,8 @@ def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | 
 
     from app.observability import span_export
 
-    span = tracing.PublishSpan(
-        "publish",
-        {"http.route": tracing.PUBLISH_ROUTE, "tocsin.organization_id": "org_1", "tocsin.topic": "quake"},
-        None,
-    )
+    common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
+    span = tracing.PublishSpan("publish", common, None)
     span.trace_id, span.span_id, span.start_ns, span.end_ns = (
         0x0AF7651916CD43DD8448EB211C80319C,
         0x1122334455667788,
@@ -228,7 +225,9 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
     from tests.support.stack import wait_for
 
     with otlp_receiver() as (received, base):
-        batcher = SpanBatcher(f"{base}/v1/traces", {"service.name": "tocsin-api"}, tracing.SCOPE, delay_s=0.05)
+        batcher = SpanBatcher(
+            f"{base}/v1/traces", {"service.name": "tocsin-api"}, tracing.SCOPE, delay_s=0.05, batch_size=512
+        )
         tracing.set_sink(batcher.append)
         try:
             ids = []
