@@ -1,19 +1,25 @@
 """The OTLP export of the API's ``publish`` spans (app/observability/tracing.py), at a cost a
 publish can carry with every publish traced.
 
-The SDK's path costs a traced publish about 50 us of the API's CPU (measured by ``make bench``'s
-``tracing`` section: about half the publish itself): an SDK span started as the current span, its
-``BatchSpanProcessor``'s locked queue, and the OTLP encoder, which builds each span's protobuf
-message from Python objects field by field (about 18 us a span). Here the API's span is a small
-record (tracing.PublishSpan) that :meth:`SpanBatcher.append` puts on a deque (thread-safe without
-a lock of ours); a daemon thread takes batches of up to ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE`` every
+The SDK's path cost a traced publish about 35 us of the API's CPU, a third of the publish itself
+(``make bench``, section ``tracing``, the in-process figures): an SDK span started as the current
+span (~17 us: sampler, attribute cleaning, locks, the processor's queue) and the OTLP encoder, which
+builds each span's protobuf message from Python objects field by field (~18 us with its HTTP
+share). Here the API's span is a small record (tracing.PublishSpan, ~3 us with its header) that
+:meth:`SpanBatcher.append` puts on a deque (thread-safe without a lock of ours); a daemon thread
+takes batches of up to ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE`` (default here 2048) every
 ``OTEL_BSP_SCHEDULE_DELAY`` ms (or as soon as a batch is full), encodes them into one
-``ExportTraceServiceRequest`` with opentelemetry-proto's messages, each span added in place to the
-repeated field (about 2.5 us a span), and posts it with the OTLP/HTTP exporter's own client (its
-endpoint, headers, TLS, compression, timeout and retries from the standard ``OTEL_EXPORTER_OTLP_*``
-variables). Beyond ``OTEL_BSP_MAX_QUEUE_SIZE`` spans waiting, new ones are dropped and counted, as
-the SDK's processor does; a failed export is logged and its spans dropped (tracing never holds up
-a publish).
+``ExportTraceServiceRequest`` with opentelemetry-proto's messages (each span added in place to
+the repeated field, what spans share merged in from one serialized copy: :func:`encode`), and
+posts it with the OTLP/HTTP exporter's own client (its endpoint, headers, TLS, compression,
+timeout and retries from the standard ``OTEL_EXPORTER_OTLP_*`` variables): ~3.5 us a span. Beyond
+``OTEL_BSP_MAX_QUEUE_SIZE`` (default here 8192) spans waiting, new ones are dropped and counted,
+as the SDK's processor does; a failed export is logged and its spans dropped (tracing never holds
+up a publish).
+
+The export runs in the API's process, on its GIL: a separate exporter process fed through a pipe
+would take the ~3.5 us a span off the API's CPU but not off the machine's, for a process to start,
+watch and restart; not needed for the 10 % target (the figures in README.md, Operations, Tracing).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ its Kafka record to the decision (the worker's control agent) and each delivery 
 (webhook, e-mail, push) and incident creation.
 
 - The API's ``publish`` span is the parent; the publisher adds its W3C ``traceparent`` to the
-  publish record's Kafka headers (:func:`record_headers`).
+  publish record's Kafka headers (:func:`record_headers`). It is a :class:`PublishSpan`, exported
+  by app/observability/span_export.py, not an SDK span: the SDK's per-span work cost about a third
+  of a publish's CPU; the worker's spans are the SDK's.
 - The control agent's ``decide`` span continues the record's trace (:func:`context_from_headers`).
   The control agent sends its outputs batched, many items per Kafka record (streams/outbox.py),
   so each delivery and incident item carries the decision span's ``traceparent`` as a field of
