@@ -29,7 +29,7 @@ from api.routes import (
     topics,
     workflows,
 )
-from api.state import ApiState, new_producer, new_publisher, record_token_use, tune_gc
+from api.state import ApiState, new_producer, new_publisher, record_token_use, register_caches, tune_gc
 from app.domain.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, load_signing_keys
@@ -102,10 +102,13 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             producer=producer,
             publisher=publisher if settings.publish_transactions else None,
             batch_publisher=publisher,
-            principals=TTLCache(settings.auth_cache_seconds),
-            topics=TTLCache(settings.config_cache_seconds),
-            publish_limits=RateLimiter(settings.publish_rate_per_second, settings.publish_burst),
+            principals=TTLCache(settings.auth_cache_seconds, maxsize=settings.auth_cache_size),
+            topics=TTLCache(settings.config_cache_seconds, maxsize=settings.config_cache_size),
+            publish_limits=RateLimiter(
+                settings.publish_rate_per_second, settings.publish_burst, max_keys=settings.rate_limit_keys
+            ),
         )
+        register_caches(state)
         state.tasks += [
             asyncio.create_task(_follow(state)),
             asyncio.create_task(record_token_use(state)),

@@ -24,6 +24,7 @@ from app.identity.federation import Federation
 from app.kafka.config_changes import TTLCache, announce_change
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.security import client_args
+from app.observability.metrics import register_cache
 from app.settings import Settings
 from app.store.models import AccessToken
 
@@ -183,6 +184,17 @@ class ApiState:
                 await self.renew_producer_if_dead(self.producer, exc)
             except Exception as renew_failed:  # noqa: BLE001 - tried again on the next failure
                 log.warning("could not replace the stopped Kafka producer yet: %r", renew_failed)
+
+
+def register_caches(state: ApiState) -> None:
+    """Every cache of the replica is bounded and exposed as ``tocsin_cache_*`` (README "Memory")."""
+    register_cache("api_principals", state.principals)
+    register_cache("api_topics", state.topics)
+    register_cache("api_publish_rate_limit", state.publish_limits)
+    register_cache("api_exchange_credentials", state.federation.credentials)
+    register_cache("api_exchange_rate_per_credential", state.federation.per_credential)
+    register_cache("api_exchange_rate_per_client", state.federation.per_client)
+    register_cache("api_exchange_failures_per_client", state.federation.failures_per_client)
 
 
 async def record_token_use(state: ApiState, every: float = 2.0) -> None:

@@ -148,6 +148,18 @@ class Settings(BaseSettings):
     control_batch_seconds: float = Field(default=0.02, gt=0, le=5)
     control_tick_seconds: float = Field(default=1.0, gt=0, le=3600)
     idempotency_retention_hours: float = Field(default=24.0, gt=0, le=24 * 30)
+    # Memory bounds (README "Memory"): every in-process cache keeps at most this many entries (least
+    # recently used out first; tocsin_cache_* metrics). States stay in RocksDB and the changelog: an
+    # evicted state is read again, an auto-resolve time or idempotency expiry beyond its window is found
+    # again by a scan of the table. RocksDB's own memory: one block cache and one memtable budget per process.
+    control_state_cache_size: int = Field(default=20_000, ge=0, le=10_000_000)
+    control_due_window_size: int = Field(default=50_000, ge=10, le=10_000_000)
+    idempotency_expiry_window_size: int = Field(default=50_000, ge=10, le=10_000_000)
+    config_cache_size: int = Field(default=10_000, ge=1, le=1_000_000)
+    auth_cache_size: int = Field(default=10_000, ge=1, le=1_000_000)
+    rate_limit_keys: int = Field(default=100_000, ge=1, le=10_000_000)
+    rocksdb_block_cache_mb: int = Field(default=64, ge=1, le=65_536)
+    rocksdb_write_buffer_mb: int = Field(default=64, ge=4, le=65_536)
     # Workflow actions (worker): e-mail relay, webhook deliveries, retries.
     smtp_host: str = "127.0.0.1"
     smtp_port: int = Field(default=8025, ge=1, le=65535)

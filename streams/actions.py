@@ -3,12 +3,28 @@ attempted by their executor; a failed attempt waits in the retry topic of its de
 comes back when due (:mod:`streams.retry`); one out of attempts goes to the dead-letter topic and
 stays replayable (``POST .../dead_letters/{id}:replay``).
 
-Per batch: decode → drop what was attempted already (the ``deliveries`` rows, one query) →
-attempt concurrently → send retries and dead letters and wait for the broker → store the
-deliveries, attempts, push outbox rows, disabled endpoints and trace steps in one transaction.
-A worker killed in between redelivers the batch: an item attempted but not yet stored is
-attempted again (at-least-once; receivers dedupe on ``webhook-id`` / ``Message-ID``, the push
-outbox on the effect id); one stored is skipped.
+Each item goes its own way, so that one slow receiver holds back nobody else's deliveries
+(:class:`Deliveries`):
+
+1. receive: records are taken one by one as they arrive (no batching window); the ones that
+   arrived while the previous check ran are checked together: decode, drop what was attempted
+   already (the ``deliveries`` rows, one query), and start each remaining item's attempt at once;
+2. attempt: concurrently, at most ``delivery_concurrency`` at a time per receiver (a webhook's
+   host, or the kind for e-mail and push), so a receiver taking 10 s to answer fills only its own
+   slots;
+3. write: the attempts that ended within 50 ms (or while the previous write ran) are written together: retries and
+   dead letters sent and acknowledged by the broker, then the deliveries, attempts, push outbox
+   rows, disabled endpoints and trace steps stored in one transaction;
+4. acknowledge: a record is acknowledged once every item of it is written (step 3) or was
+   attempted before. Faust commits a partition's offset only up to its first record not
+   acknowledged, so a worker killed anywhere redelivers what was not written: an item attempted
+   but not yet stored is attempted again (at-least-once; receivers dedupe on ``webhook-id`` /
+   ``Message-ID``, the push outbox on the effect id); one stored is skipped.
+
+Each attempt's trace step carries the stage timestamps (epoch ms) of its item: ``accepted_ms``
+(the API accepted the event), ``decided_ms`` (the control agent sent the item: its record's
+timestamp), ``received_ms`` (this agent received it), ``attempted_ms`` (the attempt started),
+``ended_ms`` (the attempt ended) and ``delivered_ms`` (= ``ended_ms`` when it delivered, else null).
 """
 
 from __future__ import annotations
@@ -18,14 +34,17 @@ import logging
 import random
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from structlog.contextvars import bind_contextvars
 
 from app.domain.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.delivery_verdicts import verdict_of as _verdict_of
-from app.domain.retry_schedule import delay_levels, level_for
+from app.domain.retry_schedule import RetrySchedule, delay_levels, level_for
 from app.executors.base import Executor
 from app.kafka.app import action_topics, app, raw_topic, settings
 from app.kafka.records import encode
@@ -33,17 +52,31 @@ from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from app.observability import metrics, tracing
 from app.store.db import when_available
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
-from streams.batches import decode_items, store_batch
+from streams.batches import decode_items, process_until_done, store_batch
+from streams.dead_letter import send_dead_letter
 from streams.resources import resources
 
 log = logging.getLogger(__name__)
 
-DELIVERY_KEYS = ("effect_id", "organization_id", "event_id", "workflow_id", "action_index", "mode", "decision")
+DELIVERY_KEYS = (
+    "effect_id",
+    "attempt",
+    "organization_id",
+    "event_id",
+    "workflow_id",
+    "action_index",
+    "mode",
+    "decision",
+)
 dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
 config_changes = raw_topic(CONFIG_CHANGES)
 _LEVELS = delay_levels(settings.retry_schedule)
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
-DELIVERY_ACTORS = 4
+# Records received and not yet acknowledged, per kind: past this, the agent stops taking records until some are
+# written (every receiver answering slowly at once; one slow receiver holds at most its own slots).
+MAX_IN_FLIGHT = 20_000
+WRITE_GATHER_S = 0.05  # attempts ended within this are written in one transaction
+WRITE_RETRIES = RetrySchedule(base_s=0.5, factor=2, max_delay_s=30.0)  # retries/dead letters the broker refused
 
 
 class RecentAttempts:
@@ -73,6 +106,10 @@ def verdict_of(attempt: Attempt, number: int, now_s: float) -> DeliveryOutcome:
     return _verdict_of(attempt, number, settings.retry_schedule, now_s, rand=random.random())
 
 
+def _ms() -> int:
+    return int(time.time() * 1000)
+
+
 async def _secret(item: dict[str, Any]) -> tuple[str | None, bool]:
     """The webhook action's secret and whether its endpoint is disabled, from the cached topic
     configuration (secrets never travel through Kafka)."""
@@ -86,25 +123,67 @@ async def _secret(item: dict[str, Any]) -> tuple[str | None, bool]:
     return None, False
 
 
-async def attempt_one(executor: Executor, item: dict[str, Any], limit: asyncio.Semaphore) -> DeliveryResult:
+def receiver_of(kind: str, item: dict[str, Any]) -> str:
+    """Whose slots an attempt takes: a webhook's host (scheme and port included), else the kind."""
+    if kind == "WEBHOOK":
+        try:
+            parts = urlsplit(str(item["content"]["url"]))
+        except (KeyError, TypeError, ValueError):
+            return kind
+        return f"{parts.scheme}://{parts.netloc}".lower()
+    return kind
+
+
+class ReceiverLimits:
+    """At most ``size`` attempts at a time per receiver; a receiver with none running is forgotten."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.slots: dict[str, tuple[asyncio.Semaphore, list[int]]] = {}  # receiver → (slots, [users])
+
+    async def run(self, receiver: str, call: Callable[[], Awaitable[Attempt]]) -> Attempt:
+        slot = self.slots.get(receiver)
+        if slot is None:
+            slot = self.slots[receiver] = (asyncio.Semaphore(self.size), [0])
+        semaphore, users = slot
+        users[0] += 1
+        try:
+            async with semaphore:
+                return await call()
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self.slots[receiver]
+
+
+async def attempt_one(
+    executor: Executor, item: dict[str, Any], limits: ReceiverLimits, stages: dict[str, int | None] | None = None
+) -> DeliveryResult:
+    stages = {} if stages is None else stages
     secret, disabled = (await _secret(item)) if executor.kind == "WEBHOOK" else (None, False)
     number = int(item["attempt"])
     if disabled:
+        stages["attempted_ms"] = stages["ended_ms"] = _ms()
         return DeliveryResult(
-            item, Attempt(error="endpoint disabled (410 Gone)"), DeliveryOutcome(Verdict.DISABLE, "disabled")
+            item, Attempt(error="endpoint disabled (410 Gone)"), DeliveryOutcome(Verdict.DISABLE, "disabled"), stages
         )
-    async with limit:
-        # each attempt runs in a task of its own (deliver_batch's gather): these stay on its lines
-        bind_contextvars(
-            event_id=item["event_id"], organization_id=item["organization_id"], effect_id=item["effect_id"]
-        )
+    # each attempt runs in a task of its own (Deliveries._attempt): these stay on its lines
+    bind_contextvars(event_id=item["event_id"], organization_id=item["organization_id"], effect_id=item["effect_id"])
+
+    async def send() -> Attempt:
+        stages["attempted_ms"] = _ms()
         if tracing.enabled and tracing.ITEM_FIELD in item:
             with tracing.delivery_span(executor.kind, item) as span:
-                attempt = await _send(executor, item, secret)
-                tracing.attempt_outcome(span, attempt.status_code, attempt.error)
-        else:
-            attempt = await _send(executor, item, secret)
-    return DeliveryResult(item, attempt, verdict_of(attempt, number, time.time()))
+                traced = await _send(executor, item, secret)
+                tracing.attempt_outcome(span, traced.status_code, traced.error)
+                return traced
+        return await _send(executor, item, secret)
+
+    attempt = await limits.run(receiver_of(executor.kind, item), send)
+    stages["ended_ms"] = _ms()
+    outcome = verdict_of(attempt, number, time.time())
+    stages["delivered_ms"] = stages["ended_ms"] if outcome.verdict is Verdict.DELIVERED else None
+    return DeliveryResult(item, attempt, outcome, stages)
 
 
 async def _send(executor: Executor, item: dict[str, Any], secret: str | None) -> Attempt:
@@ -114,73 +193,256 @@ async def _send(executor: Executor, item: dict[str, Any], secret: str | None) ->
         return Attempt(error=f"malformed delivery: {type(exc).__name__}: {exc}", permanent=True)
 
 
-async def deliver_batch(executor: Executor, values: list[Any]) -> None:
-    started, started_wall = time.perf_counter(), time.time()
-    items = await decode_items(values, f"deliveries:{executor.kind}", DELIVERY_KEYS)
-    if not items:
-        return
+@dataclass(eq=False)
+class Received:
+    """One record of an action topic: acknowledged once none of its items is left to write."""
 
-    async def load_states() -> dict[str, tuple[str, int, int]]:
-        async with resources().sessions() as session:
-            return await load_delivery_states(session, [i["effect_id"] for i in items])
+    event: Any
+    left: int = 0
+    checked: bool = False  # checked (its attempts started) or dead-lettered
 
-    states = await when_available(f"deliveries:{executor.kind}", load_states)
-    fresh, seen = [], set()
-    for item in items:
-        key = attempt_key(item)
-        if key in seen or key in recent or already_attempted(item, states.get(item["effect_id"])):
-            continue
-        seen.add(key)
-        fresh.append(item)
-    if not fresh:
-        return
-    limit = asyncio.Semaphore(settings.delivery_concurrency)
-    checked = time.perf_counter()
-    results = await asyncio.gather(*(attempt_one(executor, item, limit) for item in fresh))
-    attempted = time.perf_counter()
-    pending = []
-    for r in results:
-        if r.outcome.verdict is Verdict.RETRY:
-            delay = r.outcome.delay_s or 0.0
-            nxt = retry_item(r.item, executor.kind, delay, time.time())
-            pending.append(
-                await retry_topics[level_for(delay, _LEVELS)].send(key=r.item["effect_id"].encode(), value=encode(nxt))
+    def settle(self, n: int = 1) -> None:
+        self.left -= n
+        if self.left <= 0:
+            self.event.ack()
+
+
+@dataclass(eq=False)
+class InFlight:
+    """One attempt under way, and the records that wait for it to be written (its own and any
+    redelivered copy of it)."""
+
+    records: list[Received] = field(default_factory=list)
+
+
+class Deliveries:
+    """The items of one kind on this worker, from receipt to acknowledgement (module docstring)."""
+
+    def __init__(self, executor: Executor, write: Callable[[list[DeliveryResult]], Awaitable[None]]) -> None:
+        self.executor = executor
+        self.kind = executor.kind
+        self.write = write
+        self.limits = ReceiverLimits(settings.delivery_concurrency)
+        self.received: list[Received] = []
+        self.ended: list[tuple[DeliveryResult, InFlight]] = []
+        self.in_flight: dict[tuple[str, int, int], InFlight] = {}
+        self.count = 0  # records received and not acknowledged yet
+        self.room = asyncio.Event()
+        self.to_check = asyncio.Event()
+        self.to_write = asyncio.Event()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.report = Report()
+
+    async def run(self, events: Any) -> None:
+        """Take ``events`` (a stream without automatic acknowledgement) until cancelled."""
+        loops = [asyncio.create_task(self._checks()), asyncio.create_task(self._writes())]
+        try:
+            async for event in events:
+                while self.count >= MAX_IN_FLIGHT:
+                    self.room.clear()
+                    await self.room.wait()
+                self.count += 1
+                self.received.append(Received(event))
+                self.to_check.set()
+        finally:
+            for task in [*loops, *self.tasks]:
+                task.cancel()
+            await asyncio.gather(*loops, *self.tasks, return_exceptions=True)
+
+    def _done(self, n: int) -> None:
+        self.count -= n
+        if self.count < MAX_IN_FLIGHT:
+            self.room.set()
+
+    async def _checks(self) -> None:
+        while True:
+            await self.to_check.wait()
+            self.to_check.clear()
+            # at most a batch at a time: one query of bounded size
+            size = settings.delivery_batch_size
+            batch, self.received = self.received[:size], self.received[size:]
+            if self.received:
+                self.to_check.set()
+            try:
+                await process_until_done(f"deliveries:{self.kind}", self.check, batch, self._skip)
+            except Exception:  # dead-lettering a record failed for good: the records wait and are checked again
+                log.exception(
+                    "deliveries kind=%s: checking %d records failed; checking them again", self.kind, len(batch)
+                )
+                self.received = [r for r in batch if not r.checked] + self.received
+                self.to_check.set()
+                await asyncio.sleep(WRITE_RETRIES.nominal(1))
+
+    async def _skip(self, record: Received, reason: str) -> None:
+        """A record that fails its check alone: dead-lettered with the reason, and acknowledged."""
+        await send_dead_letter(f"deliveries:{self.kind}", record.event, reason)
+        record.checked = True
+        record.event.ack()
+        self._done(1)
+
+    async def check(self, batch: list[Received]) -> None:
+        """Decode ``batch``, skip what was attempted, start the other items' attempts. Anything that
+        can fail comes before the first change, so a failed check can be run again."""
+        received_ms = _ms()
+        per_record = []
+        for record in batch:
+            decoded = await decode_items([record.event.value], f"deliveries:{self.kind}", DELIVERY_KEYS)
+            per_record.append((record, [(attempt_key(i), i) for i in decoded]))
+        ids = [i["effect_id"] for _, keyed in per_record for _, i in keyed]
+        states = await self.states(ids) if ids else {}
+        fresh = [
+            (record, [(k, i) for k, i in keyed if k not in recent and not already_attempted(i, states.get(k[0]))])
+            for record, keyed in per_record
+        ]
+        for record, todo in fresh:  # no await from here on: every change is made at once
+            record.checked = True
+            record.left = len(todo) + 1  # held until the loop is through
+            # the record's timestamp (Faust gives it in seconds): when the control agent sent it
+            decided_ms = int(float(getattr(record.event.message, "timestamp", 0) or 0) * 1000) or None
+            for key, item in todo:
+                flight = self.in_flight.get(key)
+                if flight is not None:  # a copy of an item under way: acknowledged when that is written
+                    flight.records.append(record)
+                    continue
+                flight = self.in_flight[key] = InFlight([record])
+                accepted = item.get("accepted_ms")
+                stages: dict[str, int | None] = {
+                    "accepted_ms": int(accepted) if isinstance(accepted, int | float) else None,
+                    "decided_ms": decided_ms,
+                    "received_ms": received_ms,
+                }
+                task = asyncio.create_task(self._attempt(item, flight, stages))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+            record.settle()
+            if record.left <= 0:
+                self._done(1)
+
+    async def states(self, ids: list[str]) -> dict[str, tuple[str, int, int]]:
+        """The stored (status, attempts, replays) of these deliveries; a database down is waited for."""
+
+        async def load() -> dict[str, tuple[str, int, int]]:
+            async with resources().sessions() as session:
+                return await load_delivery_states(session, ids)
+
+        return await when_available(f"deliveries:{self.kind}", load)
+
+    async def _attempt(self, item: dict[str, Any], flight: InFlight, stages: dict[str, int | None]) -> None:
+        try:
+            result = await attempt_one(self.executor, item, self.limits, stages)
+        except Exception as exc:  # a defect, not the receiver's answer: kept replayable, the rest goes on
+            log.exception("deliveries kind=%s: attempting %s failed", self.kind, item["effect_id"])
+            reason = f"attempt failed: {type(exc).__name__}: {exc}"[:1000]
+            result = DeliveryResult(item, Attempt(error=reason, permanent=True), DeliveryOutcome(Verdict.DEAD, reason))
+        self.ended.append((result, flight))
+        self.to_write.set()
+
+    async def _writes(self) -> None:
+        while True:
+            await self.to_write.wait()
+            # The receivers have their answers already: only the acknowledgement waits for this, and
+            # one transaction for the attempts that end meanwhile costs the database far less.
+            await asyncio.sleep(WRITE_GATHER_S)
+            self.to_write.clear()
+            batch, self.ended = self.ended, []
+            attempt = 0
+            while True:
+                try:
+                    await self.write_ended(batch)
+                    break
+                except Exception:  # the broker refused a retry or dead letter: nothing is acknowledged yet
+                    attempt += 1
+                    log.exception(
+                        "deliveries kind=%s: writing %d attempts failed (attempt %d)", self.kind, len(batch), attempt
+                    )
+                    await asyncio.sleep(WRITE_RETRIES.nominal(attempt))
+
+    async def write_ended(self, batch: list[tuple[DeliveryResult, InFlight]]) -> None:
+        """Send the retries and dead letters of ``batch`` and wait for the broker, store the
+        results, then acknowledge the records that waited for them."""
+        started = time.perf_counter()
+        results = [r for r, _ in batch]
+        pending = []
+        for r in results:
+            if r.outcome.verdict is Verdict.RETRY:
+                delay = r.outcome.delay_s or 0.0
+                nxt = retry_item(r.item, self.kind, delay, time.time())
+                topic = retry_topics[level_for(delay, _LEVELS)]
+                pending.append(await topic.send(key=r.item["effect_id"].encode(), value=encode(nxt)))
+            elif r.outcome.verdict is Verdict.DEAD:
+                dead = dead_item(r.item, self.kind, r.outcome.reason)
+                pending.append(await dead_letter.send(key=r.item["effect_id"].encode(), value=encode(dead)))
+        if pending:
+            await asyncio.gather(*pending)
+        sent = time.perf_counter()
+        await store_batch(f"deliveries:{self.kind}", results, self.write)
+        stored = time.perf_counter()
+        settled: dict[int, tuple[Received, int]] = {}
+        for r, flight in batch:
+            key = attempt_key(r.item)
+            recent.add(key)  # only once its retry, dead letter and row are all out
+            self.in_flight.pop(key, None)
+            for record in flight.records:
+                settled[id(record)] = (record, settled.get(id(record), (record, 0))[1] + 1)
+        for record, n in settled.values():
+            record.settle(n)
+            if record.left <= 0:
+                self._done(1)
+        for org_id in {r.item["organization_id"] for r in results if r.outcome.verdict is Verdict.DISABLE}:
+            # Every worker must stop calling the endpoint: the same announcement as a configuration change.
+            resources().topics.invalidate_org(org_id)
+            await config_changes.send(key=org_id.encode(), value=encode({"org": org_id, "what": "disabled_endpoint"}))
+        _count(self.kind, results)
+        self.report.add(len(results), (sent - started) * 1000, (stored - sent) * 1000)
+        if self.report.due():
+            log.info(
+                "deliveries kind=%s %s in_flight=%d receivers=%d",
+                self.kind,
+                self.report.line(),
+                len(self.in_flight),
+                len(self.limits.slots),
             )
-        elif r.outcome.verdict is Verdict.DEAD:
-            dead = dead_item(r.item, executor.kind, r.outcome.reason)
-            pending.append(await dead_letter.send(key=r.item["effect_id"].encode(), value=encode(dead)))
-    if pending:
-        await asyncio.gather(*pending)
-    sent = time.perf_counter()
-    await store_batch(f"deliveries:{executor.kind}", results, _write)
-    for item in fresh:  # only once the batch's retries, dead letters and rows are all out
-        recent.add(attempt_key(item))
-    stored = time.perf_counter()
-    for org_id in {r.item["organization_id"] for r in results if r.outcome.verdict is Verdict.DISABLE}:
-        # Every worker must stop calling the endpoint: the same announcement as a configuration change.
-        resources().topics.invalidate_org(org_id)
-        await config_changes.send(key=org_id.encode(), value=encode({"org": org_id, "what": "disabled_endpoint"}))
+
+
+@dataclass
+class Report:
+    """What the writes did since the last log line (one line per ``every_s`` at most, not per write)."""
+
+    every_s: float = 5.0
+    since: float = field(default_factory=time.monotonic)
+    written: int = 0
+    writes: int = 0
+    produce_ms: float = 0.0
+    store_ms: float = 0.0
+
+    def add(self, written: int, produce_ms: float, store_ms: float) -> None:
+        self.written += written
+        self.writes += 1
+        self.produce_ms = max(self.produce_ms, produce_ms)
+        self.store_ms = max(self.store_ms, store_ms)
+
+    def due(self) -> bool:
+        return time.monotonic() - self.since >= self.every_s
+
+    def line(self) -> str:
+        text = (
+            f"written={self.written} writes={self.writes} in_s={time.monotonic() - self.since:.0f} "
+            f"max_produce_ms={self.produce_ms:.0f} max_store_ms={self.store_ms:.0f}"
+        )
+        self.since, self.written, self.writes, self.produce_ms, self.store_ms = time.monotonic(), 0, 0, 0.0, 0.0
+        return text
+
+
+def _count(kind: str, results: list[DeliveryResult]) -> None:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.outcome.verdict] = counts.get(r.outcome.verdict, 0) + 1
     for verdict, n in counts.items():
-        metrics.DELIVERIES.labels(executor.kind, verdict).inc(n)
+        metrics.DELIVERIES.labels(kind, verdict).inc(n)
     if counts.get(Verdict.RETRY):
-        metrics.RETRIES.labels(executor.kind).inc(counts[Verdict.RETRY])
+        metrics.RETRIES.labels(kind).inc(counts[Verdict.RETRY])
     if counts.get(Verdict.DEAD):
-        metrics.DEAD_LETTERS.labels(f"deliveries:{executor.kind}").inc(counts[Verdict.DEAD])
-    oldest = min(int(r.item["accepted_ms"]) for r in results)
-    log.info(
-        "deliveries kind=%s batch=%d %s waited_ms=%d check_ms=%.0f attempts_ms=%.0f produce_ms=%.0f store_ms=%.0f",
-        executor.kind,
-        len(results),
-        counts,
-        int(started_wall * 1000) - oldest,
-        (checked - started) * 1000,
-        (attempted - checked) * 1000,
-        (sent - attempted) * 1000,
-        (stored - sent) * 1000,
-    )
+        metrics.DEAD_LETTERS.labels(f"deliveries:{kind}").inc(counts[Verdict.DEAD])
 
 
 async def _write(results: list[DeliveryResult]) -> None:
@@ -190,16 +452,11 @@ async def _write(results: list[DeliveryResult]) -> None:
 
 def _agent(kind: str) -> Any:
     async def deliveries(stream: Any) -> None:
-        executor = resources().executor(kind)
-        async for values in stream.take(settings.delivery_batch_size, within=0.05):
-            await deliver_batch(executor, values)
+        # Acknowledged by hand (Deliveries): a record's offset is committed once its items are written.
+        await Deliveries(resources().executor(kind), _write).run(stream.noack().events())
 
     deliveries.__name__ = deliveries.__qualname__ = f"{kind.lower()}_deliveries"
-    # Several actors per worker: one batch's attempts overlap another's database write. Items are
-    # independent, and Faust commits an offset only once every record before it was processed.
-    return app.agent(
-        action_topics[kind], name=f"streams.actions.{kind.lower()}_deliveries", concurrency=DELIVERY_ACTORS
-    )(deliveries)
+    return app.agent(action_topics[kind], name=f"streams.actions.{kind.lower()}_deliveries")(deliveries)
 
 
 push_deliveries = _agent("PUSH")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from functools import partial
 from typing import Any
 
@@ -35,6 +35,7 @@ from app.domain.workflow_stage import WorkflowOutputs
 from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.kafka.records import decode, encode
 from app.observability import tracing
+from app.observability.metrics import register_cache
 from streams import decision_log
 from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache
@@ -52,8 +53,11 @@ log = logging.getLogger(__name__)
 # The timers' clock (tests inject another); decisions never read it: they use event time.
 clock: Callable[[], int] = now_ms
 
-due_index = DueIndex()
-state_cache = StateCache()
+due_index = DueIndex(settings.control_due_window_size)
+state_cache = StateCache(settings.control_state_cache_size)
+register_cache("control_due_window", due_index.window)
+register_cache("control_states", state_cache.items)
+register_cache("control_views", state_cache.views)
 progress = PartitionProgress("control")
 
 
@@ -121,7 +125,7 @@ async def _decide(
     event: Any,
     record: dict[str, Any],
     written: dict[bytes, tuple[Any, StoredControl]],
-    views: dict[bytes, Any],
+    views: MutableMapping[bytes, Any],
     outbox: Outbox,
 ) -> Processed:
     """Decide one record and queue its outputs; with tracing on, in a ``decide`` span continuing
@@ -253,5 +257,5 @@ async def auto_resolve_ticks() -> None:
         log.info("control: active partitions %s", sorted(assignment))
         due_index.rebuild(assignment, control_states.items())
     now = clock()
-    for key in due_index.take_due(now):
+    for key in due_index.take_due(now, control_states.items):
         await publish_topic.send(key=key, value=encode(tick_record(key, now)))

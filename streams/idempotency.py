@@ -12,7 +12,6 @@ deletes the keys of its partitions that are older than the retention (event time
 
 from __future__ import annotations
 
-import heapq
 import logging
 from functools import partial
 from typing import Any
@@ -22,7 +21,9 @@ from app.kafka.app import app, idempotency_topic, publish_topic, settings, trace
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import decode, encode
 from app.observability import tracing
+from app.observability.metrics import register_cache
 from streams.batches import process_until_done
+from streams.control_caches import TimeWindow
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
 from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
@@ -35,14 +36,37 @@ _partitioner = KeyPartitioner()
 
 
 class Expiry:
-    """Per partition, a heap of (event time, key) of the stored keys."""
+    """Per partition, the stored keys with the earliest event times (a bounded
+    :class:`~streams.control_caches.TimeWindow` each, TOCSIN_IDEMPOTENCY_EXPIRY_WINDOW_SIZE shared
+    by the assigned partitions); the keys beyond a window are found again by a scan of the table
+    once its horizon passes the retention cutoff."""
 
-    def __init__(self) -> None:
-        self.heaps: dict[int, list[tuple[int, bytes]]] = {}
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self.windows: dict[int, TimeWindow] = {}
         self.assignment: frozenset[int] | None = None
+        self.evicted = 0  # by the windows of earlier assignments
+
+    @property
+    def maxsize(self) -> int:
+        """The bound of all windows together: ``size``, unless more partitions than ``size / 2`` are assigned."""
+        return sum(w.size for w in self.windows.values()) or self.size
+
+    def _each(self, partitions: int) -> int:
+        return max(2, self.size // max(1, partitions))
+
+    @property
+    def evictions(self) -> int:
+        return self.evicted + sum(w.evictions for w in self.windows.values())
+
+    def __len__(self) -> int:
+        return sum(len(w) for w in self.windows.values())
 
     def rebuild(self, assignment: frozenset[int], items: Any, partitions: int) -> None:
-        self.heaps = {p: [] for p in assignment}
+        self.evicted = self.evictions
+        each = self._each(len(assignment))
+        self.windows = {p: TimeWindow(each) for p in assignment}
+        by_partition: dict[int, list[tuple[bytes, int]]] = {p: [] for p in assignment}
         everything = list(range(partitions))
         for key, raw in items:
             if is_progress_key(key):
@@ -53,24 +77,30 @@ class Expiry:
                 log.warning("idempotency: no expiry for key %r: %s", key.decode("utf-8", "replace"), exc)
                 continue
             partition = _partitioner(key, everything, everything)
-            if stored is not None and partition in self.heaps:
-                self.heaps[partition].append((stored.at_ms, key))
-        for heap in self.heaps.values():
-            heapq.heapify(heap)
+            if stored is not None and partition in by_partition:
+                by_partition[partition].append((key, stored.at_ms))
+        for partition, window in self.windows.items():
+            window.reset(by_partition[partition])
         self.assignment = assignment
 
     def add(self, partition: int, at_ms: int, key: bytes) -> None:
-        heapq.heappush(self.heaps.setdefault(partition, []), (at_ms, key))
+        window = self.windows.get(partition)
+        if window is None:
+            window = self.windows[partition] = TimeWindow(self._each(len(self.windows) + 1))
+        window.set(key, at_ms)
 
     def expired(self, partition: int, cutoff_ms: int) -> list[tuple[int, bytes]]:
-        heap = self.heaps.get(partition, [])
-        out = []
-        while heap and heap[0][0] <= cutoff_ms:
-            out.append(heapq.heappop(heap))
-        return out
+        window = self.windows.get(partition)
+        return [] if window is None else window.pop_due(cutoff_ms)
+
+    def needs_scan(self, partition: int, cutoff_ms: int) -> bool:
+        """Keys beyond ``partition``'s window may be past the cutoff: :meth:`rebuild` finds them."""
+        window = self.windows.get(partition)
+        return window is not None and window.needs_scan(cutoff_ms)
 
 
-expiry = Expiry()
+expiry = Expiry(settings.idempotency_expiry_window_size)
+register_cache("idempotency_expiry_window", expiry)
 
 
 def retention_ms() -> int:
@@ -162,16 +192,29 @@ def _expire(last_event: dict[int, tuple[Any, int]], window: int) -> None:
     removed = 0
     for partition, (event, newest_ms) in last_event.items():
         source.use_event(event)
-        for at_ms, key in expiry.expired(partition, newest_ms - window):
-            try:
-                stored = load_key(idempotency_keys.get(key))
-            except UnreadableValue:
-                stored = None  # dead-lettered when the agent read it for an event
-            if stored is not None and stored.at_ms == at_ms:
-                idempotency_keys.delete(key)
-                removed += 1
+        cutoff = newest_ms - window
+        removed += _delete_expired(expiry.expired(partition, cutoff))
+        while expiry.needs_scan(partition, cutoff):  # keys beyond the in-memory window have expired too
+            assignment = source.active_partitions(idempotency_topic)
+            expiry.rebuild(assignment, idempotency_keys.items(), settings.publish_partitions)
+            source.use_event(event)
+            removed += _delete_expired(expiry.expired(partition, cutoff))
     if removed:
         log.info("idempotency: %d keys past their retention removed", removed)
+
+
+def _delete_expired(entries: list[tuple[int, bytes]]) -> int:
+    """Delete the keys of ``entries`` still stored with that event time (the current event's partition)."""
+    removed = 0
+    for at_ms, key in entries:
+        try:
+            stored = load_key(idempotency_keys.get(key))
+        except UnreadableValue:
+            stored = None  # dead-lettered when the agent read it for an event
+        if stored is not None and stored.at_ms == at_ms:
+            idempotency_keys.delete(key)
+            removed += 1
+    return removed
 
 
 def _duplicate_trace(record: dict[str, Any], idem: str, first: StoredKey) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from app.executors.email import EmailExecutor
 from app.executors.push import OutboxPushExecutor
 from app.executors.webhook import WebhookExecutor
 from app.kafka.config_changes import TTLCache
+from app.observability.metrics import register_cache
 from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker, when_available
 from app.store.workflows import load_topic_config
@@ -24,7 +25,10 @@ class WorkerResources:
         settings = get_settings()
         self.engine: AsyncEngine = create_engine(settings.effective_database_url)
         self.sessions: async_sessionmaker[AsyncSession] = sessionmaker(self.engine)
-        self.topics: TTLCache[tuple[str, str], TopicConfig | None] = TTLCache(settings.config_cache_seconds)
+        self.topics: TTLCache[tuple[str, str], TopicConfig | None] = TTLCache(
+            settings.config_cache_seconds, maxsize=settings.config_cache_size
+        )
+        register_cache("worker_topic_configs", self.topics)
         self._executors: dict[str, Executor] = {}
 
     def executor(self, kind: str) -> Executor:

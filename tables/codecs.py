@@ -77,6 +77,19 @@ def load_control(raw: bytes | None) -> StoredControl | None:
         raise UnreadableValue(f"control state unreadable: {type(exc).__name__}: {exc}") from exc
 
 
+def load_due(raw: bytes) -> int | None:
+    """The auto-resolve time of a stored state alone (the scans of the due index read every state:
+    this skips building the state); :class:`UnreadableValue` as :func:`load_control`."""
+    try:
+        value = orjson.loads(raw)
+        if value.get("v") != STATE_VERSION:
+            raise ValueError(f"unknown control state version {value.get('v')!r}")
+        due = value.get("due_ms")
+        return None if due is None else int(due)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise UnreadableValue(f"control state unreadable: {type(exc).__name__}: {exc}") from exc
+
+
 @dataclass(frozen=True, slots=True)
 class StoredKey:
     """An idempotency key as stored: the first event that carried it, its event time and offset."""

@@ -22,10 +22,11 @@ from faust.types import TP
 
 from app.kafka.app import app, settings
 from app.observability.health import RecoveryProgress
-from tables import faust_patches
+from tables import faust_patches, rocksdb_memory
 from tables.codecs import PROGRESS_KEY, load_progress_state
 
 faust_patches.install(settings)
+rocksdb_memory.install(settings)
 _faust: Any = app  # Faust's internals used below are not in its type stubs
 log = logging.getLogger(__name__)
 

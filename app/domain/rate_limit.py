@@ -13,7 +13,9 @@ class RateLimiter:
 
     At most ``max_keys`` buckets are kept: a new key beyond that evicts the least recently used
     one. Only a key nobody has used for longest loses its state (and it starts again from a full
-    bucket), so flooding the map with new keys cannot reset the limit of a key in use.
+    bucket), so flooding the map with new keys cannot reset the limit of a key in use. A caller
+    gains at most ``burst`` requests from an eviction, and only after ``max_keys`` other keys
+    were used since its last request: within the bound's reach, the limit holds.
     """
 
     def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
@@ -22,6 +24,11 @@ class RateLimiter:
         self._clock = clock
         self._max_keys = max_keys
         self._buckets: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
+        self.evictions = 0
+
+    @property
+    def maxsize(self) -> int:
+        return self._max_keys
 
     def take(self, key: Hashable, count: int = 1) -> float:
         """0 when allowed (``count`` tokens taken), else the seconds until ``count`` tokens are available
@@ -32,6 +39,7 @@ class RateLimiter:
             tokens = self._burst
             if len(self._buckets) >= self._max_keys:
                 self._buckets.popitem(last=False)
+                self.evictions += 1
         else:
             tokens = min(self._burst, bucket[0] + (now - bucket[1]) * self._rate)
             self._buckets.move_to_end(key)

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from app.caches import CountingLRU
 from app.kafka.records import encode
 from app.kafka.security import client_args
 from app.kafka.topics import CONFIG_CHANGES
@@ -36,16 +37,35 @@ class TTLCache(Generic[K, V]):
     bounded by ``ttl`` counted from the start of the load that produced the value, so a
     change committed at time T is seen by every read after T + ``ttl`` at the latest.
     ``invalidate_org`` drops entries at once, and loads started before it are not cached.
+    At most ``maxsize`` entries are kept: one more evicts the least recently read (it is loaded
+    again on its next read).
     """
 
-    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic, refresh_after: float = 0.5) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        clock: Callable[[], float] = time.monotonic,
+        refresh_after: float = 0.5,
+        maxsize: int = 10_000,
+    ) -> None:
         self._ttl = ttl
         self._clock = clock
         self._refresh_age = ttl * refresh_after
         # key -> (expires at, org id, value, refresh due at, loader for refresh-ahead or None)
-        self._items: dict[K, tuple[float, str, V, float, Loader[V] | None]] = {}
+        self._items: CountingLRU[K, tuple[float, str, V, float, Loader[V] | None]] = CountingLRU(maxsize)
         self._loading: dict[K, asyncio.Future[V]] = {}
         self._epoch = 0  # bumped by every invalidation: loads begun under an older epoch are not cached
+
+    @property
+    def maxsize(self) -> float:
+        return self._items.maxsize
+
+    @property
+    def evictions(self) -> int:
+        return self._items.evictions
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def get(self, key: K) -> V | None:
         item = self._items.get(key)
@@ -63,8 +83,6 @@ class TTLCache(Generic[K, V]):
         self._store(key, org_id, value, self._clock(), None)
 
     def _store(self, key: K, org_id: str, value: V, started: float, load: Loader[V] | None) -> None:
-        if len(self._items) > 100_000:
-            self._items.clear()
         self._items[key] = (started + self._ttl, org_id, value, started + self._refresh_age, load)
 
     async def get_or_load(self, key: K, load: Loader[V]) -> V:

@@ -8,7 +8,9 @@ error code, route template), never from caller input, so the series count stays 
 from __future__ import annotations
 
 import platform
+from collections.abc import Iterator
 from importlib import metadata
+from typing import Protocol
 
 from prometheus_client import (
     GC_COLLECTOR,
@@ -20,6 +22,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -159,6 +162,46 @@ CONSUMER_LAG = Gauge(
     ["topic", "partition"],
     registry=REGISTRY,
 )
+
+
+# Bounded caches (worker and API): entries, bound and evictions of each, read when scraped.
+class BoundedCache(Protocol):
+    @property
+    def maxsize(self) -> float: ...
+
+    @property
+    def evictions(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+
+_CACHES: dict[str, BoundedCache] = {}
+
+
+def register_cache(name: str, cache: BoundedCache) -> None:
+    """Expose ``cache`` as ``tocsin_cache_*{cache=name}`` (a later one of the same name replaces it)."""
+    _CACHES[name] = cache
+
+
+class _CacheCollector:
+    def collect(self) -> Iterator[Metric]:
+        entries = GaugeMetricFamily(
+            "tocsin_cache_entries", "Entries held by a bounded in-process cache", labels=["cache"]
+        )
+        bound = GaugeMetricFamily(
+            "tocsin_cache_max_entries", "The size bound of a cache (its setting)", labels=["cache"]
+        )
+        evictions = CounterMetricFamily(
+            "tocsin_cache_evictions", "Entries a bounded cache dropped to stay within its bound", labels=["cache"]
+        )
+        for name, cache in sorted(_CACHES.items()):
+            entries.add_metric([name], len(cache))
+            bound.add_metric([name], cache.maxsize)
+            evictions.add_metric([name], cache.evictions)
+        yield from (entries, bound, evictions)
+
+
+REGISTRY.register(_CacheCollector())  # a collector is anything with collect()
 
 
 def exposition() -> bytes:

@@ -227,6 +227,8 @@ class DeliveryResult:
     item: dict[str, Any]
     attempt: Attempt
     outcome: DeliveryOutcome
+    # when the item was accepted, decided, received, attempted, ended and delivered (epoch ms; streams/actions.py)
+    stages: dict[str, int | None] | None = None
 
 
 _STATUS_OF = {"DELIVERED": "DELIVERED", "RETRY": "RETRYING", "DEAD": "DEAD", "DISABLE": "DISABLED"}
@@ -342,6 +344,7 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
                     "reason": r.outcome.reason,
                     "duration_ms": att.duration_ms,
                     "next_attempt_in_s": r.outcome.delay_s if r.outcome.verdict == "RETRY" else None,
+                    "stages": r.stages,
                 },
             }
         )

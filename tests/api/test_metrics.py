@@ -67,3 +67,22 @@ def test_metrics_show_collectors_build_info_and_requests_by_route_and_code(api: 
         (s["method"], s["route"], s["status"]) for s in samples["tocsin_http_requests_total"]
     }
     assert {"outcome": "accepted", "status": "202"} in samples["tocsin_publishes_total"]
+
+
+def test_the_api_caches_are_bounded_by_their_settings_and_exposed(api: Stack) -> None:
+    """README "Memory": the token, topic and rate-limit caches of a replica, with their bounds."""
+    with api.client() as client:
+        assert client.get("/workflow_topics").status_code == 200  # an authenticated request: a cached token
+    text = httpx.get(f"{api.base_url}/metrics", timeout=10).text
+    bounds: dict[str, float] = {}
+    entries: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "tocsin_cache_max_entries":
+                bounds[sample.labels["cache"]] = sample.value
+            elif sample.name == "tocsin_cache_entries":
+                entries[sample.labels["cache"]] = sample.value
+    assert bounds["api_principals"] == 10_000 and bounds["api_topics"] == 10_000
+    assert bounds["api_publish_rate_limit"] == 100_000
+    assert entries["api_principals"] >= 1
+    assert {"api_exchange_credentials", "api_exchange_rate_per_client"} <= set(bounds)

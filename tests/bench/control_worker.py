@@ -44,8 +44,23 @@ def begin() -> None:
             _profile.enable()
 
 
+# TOCSIN_BENCH_RSS_EVERY=N (the memory bench): print this process's resident memory once the warm-up
+# is done, each time N more events were processed and at the end, as
+# ``CONTROL_BENCH_RSS {"processed": ..., "rss_bytes": ...}``.
+RSS_EVERY = int(os.environ.get("TOCSIN_BENCH_RSS_EVERY", "0"))
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def done(n: int) -> None:
     global processed
+    crossed = (processed + n) // RSS_EVERY > processed // RSS_EVERY if RSS_EVERY else False
+    if RSS_EVERY and (crossed or processed < WARMUP <= processed + n or processed + n >= total):
+        sample = {"processed": processed + n, "rss_bytes": rss_bytes()}
+        print("CONTROL_BENCH_RSS " + json.dumps(sample), flush=True)
     processed += n
     if processed >= total and started is not None:
         seconds = time.perf_counter() - started

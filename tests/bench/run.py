@@ -36,6 +36,7 @@ from tests.bench.batch_bench import batch_figures, raw_producer_rate, render_bat
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
 from tests.bench.iam_micro import render_iam, section_iam
+from tests.bench.memory_bench import render_memory, run_memory_section
 from tests.bench.recovery_bench import render_recovery, run_recovery_section
 from tests.bench.webhook_bench import render_webhook, run_webhook_section
 from tests.bench.webhook_client_bench import render_webhook_client, run_webhook_client_section
@@ -405,7 +406,10 @@ SECTIONS.insert(2, Section("control", section_control, render_control))
 
 
 def section_webhook(bench: Bench) -> dict[str, Any]:
-    return run_webhook_section(bench.kafka().bootstrap, bench.work_dir)
+    # the latency histogram beside the JSON result (bench-results/webhook-latency.png by default)
+    return run_webhook_section(
+        bench.kafka().bootstrap, bench.work_dir, bench.args.output.parent / "webhook-latency.png"
+    )
 
 
 SECTIONS.insert(3, Section("webhook", section_webhook, render_webhook))
@@ -648,6 +652,14 @@ SECTIONS.insert(
     SECTIONS.index(next(s for s in SECTIONS if s.name == "publish")),
     Section("recovery", section_recovery, render_recovery),
 )
+
+
+def section_memory(bench: Bench) -> dict[str, Any]:
+    return run_memory_section(bench.kafka().bootstrap, bench.work_dir)
+
+
+# Last: the longest section (a million partition keys), and it leaves no backlog behind.
+SECTIONS.append(Section("memory", section_memory, render_memory))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,12 +1,12 @@
 """The two load processes of the webhook bench, each in its own process so that neither the
 publisher nor the receiver shares a GIL with the other (or with the bench's bookkeeping):
 
-``python -m tests.bench.webhook_load receive PORT_FILE OUT``: an HTTP/1.1 keep-alive server on
-loopback answering 204 and writing ``event_id monotonic_time`` for each webhook to OUT when
-stopped (SIGTERM).
+``python -m tests.bench.webhook_load receive PORT_FILE OUT [DELAY_S]``: an HTTP/1.1 keep-alive server
+on loopback answering 204 (after DELAY_S seconds, default none: a slow receiver) and writing
+``event_id monotonic_time`` for each webhook to OUT when stopped (SIGTERM).
 
 ``python -m tests.bench.webhook_load publish URL TOKEN RATE SECONDS KEYS OUT``: publishes at a
-steady RATE per second over KEYS partition keys through 32 keep-alive connections, raw asyncio
+steady RATE per second over KEYS partition keys through 32 keep-alive connections (RATE if fewer), raw asyncio
 HTTP (a client library would cost more CPU than the API it measures), and writes
 ``event_id monotonic_time_before_the_request`` per accepted publish to OUT.
 
@@ -73,7 +73,8 @@ async def publish(url: str, token: str, rate: int, seconds: int, keys: int, out:
         finally:
             writer.close()
 
-    workers = [asyncio.create_task(connection()) for _ in range(CONNECTIONS)]
+    # no more connections than requests a second: an idle keep-alive connection is closed by the API
+    workers = [asyncio.create_task(connection()) for _ in range(min(CONNECTIONS, rate))]
     start = time.monotonic()
     for i in range(total):
         delay = start + i / rate - time.monotonic()
@@ -87,7 +88,7 @@ async def publish(url: str, token: str, rate: int, seconds: int, keys: int, out:
     _write(out, [summary, *(f"{event_id} {at}" for event_id, at in sent)])
 
 
-async def receive(port_file: str, out: str) -> None:
+async def receive(port_file: str, out: str, delay_s: float = 0.0) -> None:
     arrived: dict[str, float] = {}
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -103,6 +104,8 @@ async def receive(port_file: str, out: str) -> None:
                 event_id = json.loads(body).get("event_id") if body else None
                 if event_id:
                     arrived.setdefault(event_id, now)
+                if delay_s:
+                    await asyncio.sleep(delay_s)
                 writer.write(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the client closed the connection
@@ -120,7 +123,7 @@ async def receive(port_file: str, out: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "receive":
-        asyncio.run(receive(sys.argv[2], sys.argv[3]))
+        asyncio.run(receive(sys.argv[2], sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 0.0))
     else:
         url, token, rate, seconds, keys, out = sys.argv[2:8]
         asyncio.run(publish(url, token, int(rate), int(seconds), int(keys), out))

@@ -107,7 +107,7 @@ def test_due_index_rebuilds_from_table_values() -> None:
 
 def test_expiry_returns_keys_in_event_time_order_up_to_the_cutoff() -> None:
     expiry = Expiry()
-    expiry.heaps = {0: []}
+    expiry.rebuild(frozenset({0}), [], 4)
     for at, key in [(30, b"c"), (10, b"a"), (20, b"b")]:
         expiry.add(0, at, key)
     assert expiry.expired(0, 20) == [(10, b"a"), (20, b"b")]
