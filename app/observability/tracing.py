@@ -3,7 +3,9 @@ its Kafka record to the decision (the worker's control agent) and each delivery 
 (webhook, e-mail, push) and incident creation.
 
 - The API's ``publish`` span is the parent; the publisher adds its W3C ``traceparent`` to the
-  publish record's Kafka headers (:func:`record_headers`).
+  publish record's Kafka headers (:func:`record_headers`). It is a :class:`PublishSpan`, exported
+  by app/observability/span_export.py, not an SDK span: the SDK's per-span work cost about a third
+  of a publish's CPU; the worker's spans are the SDK's.
 - The control agent's ``decide`` span continues the record's trace (:func:`context_from_headers`).
   The control agent sends its outputs batched, many items per Kafka record (streams/outbox.py),
   so each delivery and incident item carries the decision span's ``traceparent`` as a field of
@@ -20,11 +22,16 @@ nothing is set up (no SDK, no provider, no exporter thread) and the hot paths on
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import contextvars
 import functools
 import os
 import random
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from random import getrandbits
+from types import TracebackType
 from typing import Any
 
 import structlog
@@ -37,6 +44,8 @@ enabled = False  # read on every hot path: False costs one global lookup
 _tracer: Any = None
 _provider: Any = None
 _ratio = 1.0  # TOCSIN_TRACE_SAMPLE_RATIO
+_batcher: Any = None  # the API's span_export.SpanBatcher
+SCOPE = "tocsin"  # the instrumentation scope of every span
 
 
 def endpoint(otlp_endpoint: str, environ: Mapping[str, str] = os.environ) -> str | None:
@@ -57,7 +66,7 @@ def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
     """Export this process's spans when an endpoint is set (:func:`endpoint`), starting a trace for
     ``sample_ratio`` of the publishes (:func:`traced`); whether it is on. The service name is
     ``OTEL_SERVICE_NAME`` or ``tocsin-<service>``."""
-    global enabled, _tracer, _provider, _ratio
+    global enabled, _tracer, _provider, _ratio, _batcher
     url = endpoint(otlp_endpoint)
     if url is None:
         return False
@@ -67,12 +76,20 @@ def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+    from app.observability.span_export import SpanBatcher
+
     name = os.environ.get("OTEL_SERVICE_NAME") or f"tocsin-{service}"
-    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))  # flushed at exit
+    resource = Resource.create({SERVICE_NAME: name})
+    provider = TracerProvider(resource=resource)  # flushed at exit
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
     trace.set_tracer_provider(provider)
-    _provider, _tracer, enabled = provider, provider.get_tracer("tocsin"), True
+    _provider, _tracer, enabled = provider, provider.get_tracer(SCOPE), True
     _ratio = sample_ratio
+    if service == "api":  # its publish spans (PublishSpan) skip the SDK: app/observability/span_export.py
+        batcher = SpanBatcher(url, resource.attributes, SCOPE)
+        atexit.register(batcher.shutdown)
+        _batcher = batcher
+        set_sink(batcher.append)
     return True
 
 
@@ -91,10 +108,14 @@ def traced(scope: Mapping[str, Any], random: Callable[[], float] = random.random
 
 def shutdown() -> None:
     """Export what is left and stop (tests; a process exiting does it by itself)."""
-    global enabled, _tracer, _provider
+    global enabled, _tracer, _provider, _batcher
+    if _batcher is not None:
+        atexit.unregister(_batcher.shutdown)
+        _batcher.shutdown()
+        set_sink(None)
     if _provider is not None:
         _provider.shutdown()
-    _provider, _tracer, enabled = None, None, False
+    _provider, _tracer, _batcher, enabled = None, None, None, False
 
 
 @functools.cache
@@ -148,9 +169,13 @@ def forwarded(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None)
 def record_headers() -> list[tuple[str, bytes]]:
     """The Kafka headers carrying the current span's context ([] outside a span or when off):
     ``traceparent`` formatted here (the propagator's generic carrier costs more per publish), and
-    ``tracestate`` when the span has one."""
+    ``tracestate`` when the span has one. In the API's publish span (:func:`server_span`), its own
+    header, made once."""
     if not enabled:
         return []
+    publish = _publish_headers.get()
+    if publish is not None:
+        return list(publish)
     from opentelemetry.trace import get_current_span
 
     ctx = get_current_span().get_span_context()
@@ -162,22 +187,115 @@ def record_headers() -> list[tuple[str, bytes]]:
     return headers
 
 
-@contextlib.contextmanager
-def server_span(name: str, scope: Mapping[str, Any], org_id: str, topic: str) -> Iterator[Any]:
-    """The API's span of one publish request (continuing the caller's ``traceparent``, if any),
-    current while the request is served; its trace id bound to the log lines."""
-    from opentelemetry.trace import SpanKind
+# The record headers of the publish span current in this task (PublishSpan), read by record_headers.
+_publish_headers: contextvars.ContextVar[tuple[tuple[str, bytes], ...] | None] = contextvars.ContextVar(
+    "tocsin_publish_headers", default=None
+)
 
+
+def _drop(span: PublishSpan) -> None:
+    """The sink without an exporter (tests that look at the span only)."""
+
+
+_sink: Callable[[PublishSpan], None] = _drop
+
+
+def set_sink(sink: Callable[[PublishSpan], None] | None) -> None:
+    """Where finished publish spans go (the API's SpanBatcher; a list in tests); None: nowhere."""
+    global _sink
+    _sink = sink if sink is not None else _drop
+
+
+class PublishSpan:
+    """The API's span of one publish request: a SERVER span continuing the caller's
+    ``traceparent`` (if any), current in its task while the request is served (its header is what
+    :func:`record_headers` gives), its trace id bound to the log lines. Exported as the SDK would
+    export its span (same ids, kind, attributes, resource and scope; an exception leaving it is an
+    ``exception`` event and an error status), but without the SDK's per-span machinery: ids drawn as
+    its RandomIdGenerator draws them, attributes set as they are, and the finished span handed to
+    the sink (app/observability/span_export.py) -- the cost a publish carries with every publish
+    traced (``make bench``, section ``tracing``)."""
+
+    __slots__ = (
+        "_token",
+        "attributes",
+        "common",
+        "end_ns",
+        "error",
+        "flags",
+        "name",
+        "parent_span_id",
+        "span_id",
+        "start_ns",
+        "trace_id",
+    )
+
+    def __init__(self, name: str, common: tuple[tuple[str, Any], ...], parent: tuple[int, int, int] | None) -> None:
+        self.name = name
+        # the attributes it starts with, shared by many spans (the exporter encodes them once), and
+        # those set later (set_attribute)
+        self.common = common
+        self.attributes: dict[str, Any] = {}
+        if parent is None:
+            trace_id = getrandbits(128)
+            while not trace_id:  # all zero is invalid (W3C)
+                trace_id = getrandbits(128)
+            self.trace_id, self.parent_span_id, self.flags = trace_id, 0, 1  # sampled
+        else:
+            self.trace_id, self.parent_span_id, self.flags = parent
+        span_id = getrandbits(64)
+        while not span_id:
+            span_id = getrandbits(64)
+        self.span_id = span_id
+        self.error: tuple[str, str] | None = None
+        self.end_ns = 0
+        self.start_ns = time.time_ns()
+
+    def __enter__(self) -> PublishSpan:
+        traceparent = f"00-{self.trace_id:032x}-{self.span_id:016x}-{self.flags:02x}".encode()
+        self._token = _publish_headers.set(((HEADER, traceparent),))
+        if self.flags & 1:
+            structlog.contextvars.bind_contextvars(trace_id=f"{self.trace_id:032x}")
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.end_ns = time.time_ns()
+        _publish_headers.reset(self._token)
+        if kind is not None and exc is not None and not isinstance(exc, GeneratorExit):
+            self.error = (kind.__qualname__, str(exc))
+        if self.flags & 1:  # a caller's unsampled trace is continued, not recorded (ParentBased)
+            _sink(self)
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.attributes[key] = value
+
+    def is_recording(self) -> bool:
+        return bool(self.flags & 1) and not self.end_ns
+
+    def get_span_context(self) -> Any:
+        from opentelemetry.trace import SpanContext, TraceFlags
+
+        return SpanContext(self.trace_id, self.span_id, is_remote=False, trace_flags=TraceFlags(self.flags))
+
+
+def server_span(name: str, scope: Mapping[str, Any], org_id: str, topic: str) -> PublishSpan:
+    """The API's span of one publish request (a context manager: :class:`PublishSpan`)."""
     parent = None
     for header, value in scope["headers"]:
         if header == b"traceparent":
-            parent = context_from_traceparent(bytes(value))
+            parent = _remote_parent(bytes(value))
             break
-    attributes = {"http.route": PUBLISH_ROUTE, "tocsin.organization_id": org_id, "tocsin.topic": topic}
-    with _tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes) as span:
-        if span.is_recording():
-            structlog.contextvars.bind_contextvars(trace_id=trace_id_of(span))
-        yield span
+    common = (("http.route", PUBLISH_ROUTE), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
+    return PublishSpan(name, common, parent)
+
+
+def _remote_parent(value: bytes) -> tuple[int, int, int] | None:
+    """A caller's valid ``traceparent`` as (trace id, span id, flags), read by the W3C propagator;
+    None when it is not valid (a new trace starts, as the SDK does)."""
+    from opentelemetry.trace import get_current_span
+
+    ctx = get_current_span(context_from_traceparent(value)).get_span_context()
+    return (ctx.trace_id, ctx.span_id, int(ctx.trace_flags)) if ctx.is_valid else None
 
 
 @contextlib.contextmanager

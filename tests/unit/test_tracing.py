@@ -37,6 +37,15 @@ def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     structlog.contextvars.clear_contextvars()
 
 
+@pytest.fixture
+def publishes(spans: InMemorySpanExporter) -> Iterator[list[tracing.PublishSpan]]:
+    """Tracing on, the API's finished publish spans into a list."""
+    finished: list[tracing.PublishSpan] = []
+    tracing.set_sink(finished.append)
+    yield finished
+    tracing.set_sink(None)
+
+
 def _by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
     return {span.name: span for span in exporter.get_finished_spans()}
 
@@ -75,7 +84,9 @@ def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: I
         spans.clear()
 
 
-def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(spans: InMemorySpanExporter) -> None:
+def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(
+    publishes: list[tracing.PublishSpan],
+) -> None:
     caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     scope = {"method": "POST", "headers": [(b"traceparent", caller.encode())]}
     with tracing.server_span("publish", scope, "org_1", "quake") as span:
@@ -83,8 +94,9 @@ def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(span
     bad = {"method": "POST", "headers": [(b"traceparent", b"00-zz-not-a-trace")]}
     with tracing.server_span("publish", bad, "org_1", "quake") as span:
         assert tracing.trace_id_of(span) != "0af7651916cd43dd8448eb211c80319c"
-    (_first, second) = spans.get_finished_spans()
-    assert second.parent is None
+    (first, second) = publishes
+    assert first.parent_span_id == 0xB7AD6B7169203331, "the caller's span is the parent"
+    assert second.parent_span_id == 0, "a new trace: no parent"
 
 
 def test_a_record_without_a_valid_traceparent_is_not_traced() -> None:
@@ -123,3 +135,146 @@ def test_off_no_header_and_no_sdk_loaded() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False [] []"
+
+
+def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list[tracing.PublishSpan]) -> None:
+    """As the SDK's parent-based sampler: the record carries the caller's trace with its flag 00,
+    nothing is exported and no trace id is bound to the log lines."""
+    caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+    scope = {"method": "POST", "headers": [(b"traceparent", caller.encode())]}
+    with tracing.server_span("publish", scope, "org_1", "quake") as span:
+        ((_, header),) = tracing.record_headers()
+        assert not span.is_recording()
+        bound = structlog.contextvars.get_contextvars()
+    assert header.decode().startswith("00-0af7651916cd43dd8448eb211c80319c-") and header.endswith(b"-00")
+    assert "trace_id" not in bound
+    assert publishes == []
+
+
+def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list[tracing.PublishSpan]) -> None:
+    with tracing.server_span("publish", SCOPE, "org_1", "quake") as span:
+        assert tracing.record_headers() == [("traceparent", tracing.traceparent_of(span).encode())]
+    assert tracing.record_headers() == [], "outside the span, no header"
+    assert [p.span_id for p in publishes] == [span.span_id]
+
+
+def _sdk_publish(exception: Exception | None) -> bytes:
+    """The publish span as the SDK's own path exports it (start_as_current_span, then its OTLP
+    encoder), with the ids and times of a PublishSpan so that the two can be compared."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+    from opentelemetry.trace import SpanKind
+
+    class Fixed(IdGenerator):
+        def generate_span_id(self) -> int:
+            return 0x1122334455667788
+
+        def generate_trace_id(self) -> int:
+            return 0x0AF7651916CD43DD8448EB211C80319C
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "tocsin-api"}), id_generator=Fixed())
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    attributes = {"http.route": tracing.PUBLISH_ROUTE, "tocsin.organization_id": "org_1", "tocsin.topic": "quake"}
+    span = provider.get_tracer(tracing.SCOPE).start_span(
+        "publish", kind=SpanKind.SERVER, attributes=attributes, start_time=1000
+    )
+    span.set_attribute("tocsin.event_id", "evt_1")
+    if exception is not None:
+        span.record_exception(exception, timestamp=2000)
+        span.set_status(StatusCode.ERROR, f"{type(exception).__qualname__}: {exception}")
+    span.end(end_time=2000)
+    return bytes(encode_spans(exporter.get_finished_spans()).SerializeToString())
+
+
+@pytest.mark.parametrize("exception", [None, RuntimeError("broker gone")])
+def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | None) -> None:
+    """Same ids, kind, flags, times, attributes, resource and scope as the SDK's own path gives."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.sdk.resources import Resource
+
+    from app.observability import span_export
+
+    common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
+    span = tracing.PublishSpan("publish", common, None)
+    span.trace_id, span.span_id, span.start_ns, span.end_ns = (
+        0x0AF7651916CD43DD8448EB211C80319C,
+        0x1122334455667788,
+        1000,
+        2000,
+    )
+    span.set_attribute("tocsin.event_id", "evt_1")
+    if exception is not None:
+        span.error = (type(exception).__qualname__, str(exception))
+    resource = Resource.create({"service.name": "tocsin-api"}).attributes
+    ours = ExportTraceServiceRequest.FromString(span_export.encode([span], resource, tracing.SCOPE))
+    sdk = ExportTraceServiceRequest.FromString(_sdk_publish(exception))
+    (sdk_span,) = sdk.resource_spans[0].scope_spans[0].spans
+    if exception is not None:  # the SDK also records the traceback and whether it escaped
+        (event,) = sdk_span.events
+        kept = [a for a in event.attributes if a.key in ("exception.type", "exception.message")]
+        del event.attributes[:]
+        event.attributes.extend(kept)
+    assert ours == sdk
+
+
+def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[tracing.PublishSpan]) -> None:
+    from app.observability.span_export import SpanBatcher
+    from tests.support.otlp import otlp_receiver
+    from tests.support.stack import wait_for
+
+    with otlp_receiver() as (received, base):
+        batcher = SpanBatcher(
+            f"{base}/v1/traces", {"service.name": "tocsin-api"}, tracing.SCOPE, delay_s=0.05, batch_size=512
+        )
+        tracing.set_sink(batcher.append)
+        try:
+            ids = []
+            for i in range(1300):  # a few full batches of 512 and a partial one
+                with tracing.server_span("publish", SCOPE, "org_1", "quake") as span:
+                    span.set_attribute("tocsin.event_id", f"evt_{i}")
+                ids.append(f"{span.trace_id:032x}")
+            wait_for(lambda: len(received.snapshot()) == len(ids), 30, "the 1300 spans")
+        finally:
+            tracing.set_sink(None)
+            batcher.shutdown()
+            structlog.contextvars.clear_contextvars()
+        got = received.snapshot()
+        assert [s.trace_id for s in got] == ids
+        assert {(s.service, s.name, s.kind) for s in got} == {("tocsin-api", "publish", 2)}
+        assert got[7].attributes == {
+            "http.route": tracing.PUBLISH_ROUTE,
+            "tocsin.organization_id": "org_1",
+            "tocsin.topic": "quake",
+            "tocsin.event_id": "evt_7",
+        }
+        assert received.requests >= 3 and batcher.exported == 1300 and batcher.failed == batcher.dropped == 0
+
+
+def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
+    publishes: list[tracing.PublishSpan], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing listens on the endpoint: the spans are counted failed (and dropped beyond the queue's
+    bound), each publish's span still finishes, and shutdown returns."""
+    from app.observability.span_export import SpanBatcher
+    from devstack.kafka import free_port
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")
+    url = f"http://127.0.0.1:{free_port()}/v1/traces"
+    batcher = SpanBatcher(
+        url, {"service.name": "tocsin-api"}, tracing.SCOPE, delay_s=0.01, batch_size=64, max_queue=128
+    )
+    tracing.set_sink(batcher.append)
+    try:
+        for _ in range(2000):
+            with tracing.server_span("publish", SCOPE, "org_1", "quake"):
+                assert len(tracing.record_headers()) == 1
+            assert len(batcher._queue) <= 128, "the queue is bounded"
+    finally:
+        tracing.set_sink(None)
+        batcher.shutdown(timeout_s=60)
+        structlog.contextvars.clear_contextvars()
+    assert not batcher._thread.is_alive()
+    assert batcher.exported == 0 and batcher.failed > 0
+    assert batcher.failed + batcher.dropped == 2000
