@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import time
 import uuid
@@ -28,7 +27,8 @@ from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from devstack.kafka import free_port
-from tests.support.stack import ROOT, Stack
+from tests.bench.common import PROFILE, progress, run_control_worker
+from tests.support.stack import Stack
 from tests.support.workflows import setup_topic
 
 PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
@@ -37,15 +37,6 @@ KEYS = 500
 TARGET, STRETCH = 0.8, 1.0
 ROUNDS = int(os.environ.get("TOCSIN_BENCH_ROUNDS", "2"))
 MODES = tuple(os.environ.get("TOCSIN_BENCH_MODES", "consume,passthrough,control").split(","))
-PROFILE = {
-    "type": "METRIC",
-    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
-    "exit_stable_limit": 3,
-}
-
-
-def _progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> None:
@@ -113,28 +104,14 @@ def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
         "TOCSIN_WORKER_PORT": str(free_port()),  # not the default 6066: another worker may hold it
     }
     log = stack.var_dir / f"bench-{mode}.log"
-    _progress(f"control: {mode} agent over {total} events")
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [*_sampler(mode), sys.executable, "-m", "tests.bench.control_worker", mode, str(total)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            start_new_session=True,
-        )
-        try:
-            out, _ = proc.communicate(timeout=600)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise RuntimeError(f"the {mode} agent did not finish: {Stack.tail(log)}") from None
-    # Faust routes a worker's stdout into its log, so the line may be in either.
-    for line in [*out.decode().splitlines(), *log.read_text(errors="replace").splitlines()]:
+    progress(f"control: {mode} agent over {total} events")
+    argv = [*_sampler(mode), sys.executable, "-m", "tests.bench.control_worker", mode, str(total)]
+    lines, returncode = run_control_worker(argv, env, log, 600, f"{mode} agent")
+    for line in lines:
         if "CONTROL_BENCH " in line:
             result: dict[str, Any] = json.loads(line.split("CONTROL_BENCH ", 1)[1])
             return result
-    raise RuntimeError(f"the {mode} agent printed no result (exit {proc.returncode}): {Stack.tail(log)}")
+    raise RuntimeError(f"the {mode} agent printed no result (exit {returncode}): {Stack.tail(log)}")
 
 
 def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
@@ -145,7 +122,7 @@ def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         with stack.client() as client:
             topic_id = setup_topic(client, "levels", PROFILE)["topic"]
         settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
-        _progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
+        progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
         asyncio.run(_fill(settings, stack.org, topic_id, EVENTS))
         stack.stop()  # the API is not needed while the agents run: it would only share the cores
         # Two rounds, alternating, so a slow moment of this shared machine does not decide the ratio.

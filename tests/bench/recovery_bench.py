@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,18 +26,10 @@ from app.domain.publish import PublishRequest, publish_record, state_key
 from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
+from tests.bench.common import PROFILE, progress
 from tests.support.stack import Stack, wait_for
 
 KEYS = 100_000
-PROFILE = {
-    "type": "METRIC",
-    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
-    "exit_stable_limit": 3,
-}
-
-
-def _progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 async def _fill(settings: Settings, org_id: str, topic_id: str, keys: int) -> None:
@@ -98,14 +89,14 @@ def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]
             assert r.status_code == 201, r.text
             topic_id = r.json()["id"]
         settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
-        _progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
+        progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
         asyncio.run(_fill(settings, stack.org, topic_id, KEYS))
         stack.stop_api()
-        _progress("recovery: the worker decides them (one control state per key)")
+        progress("recovery: the worker decides them (one control state per key)")
         wait_for(lambda: _decisions(stack.worker_urls[-1]) >= KEYS, 1800, f"the worker to decide {KEYS} publishes", 1)
-        _progress("recovery: restart on the intact data directory (baseline)")
+        progress("recovery: restart on the intact data directory (baseline)")
         baseline = _restart(stack, wipe=False)
-        _progress("recovery: restart on a wiped data directory")
+        progress("recovery: restart on a wiped data directory")
         rebuilt = _restart(stack, wipe=True)
     finally:
         stack.stop()
