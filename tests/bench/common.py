@@ -1,13 +1,25 @@
-"""What the control-agent bench sections share: the progress line, the METRIC profile, and a run
-of ``tests/bench/control_worker.py`` to the end."""
+"""What the control-agent bench sections share: the progress line, the METRIC profile, publishes
+written to the publish topic as the API writes them, and a run of ``tests/bench/control_worker.py``
+to the end."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from aiokafka import AIOKafkaProducer
+
+from app.domain.ids import new_id
+from app.domain.publish import PublishRequest, publish_record, state_key
+from app.kafka import records
+from app.kafka.topics import PUBLISH
+from app.settings import Settings
 from tests.support.stack import ROOT, Stack
 
 PROFILE: dict[str, Any] = {
@@ -36,3 +48,25 @@ def run_control_worker(
             proc.communicate()
             raise RuntimeError(f"the {what} did not finish: {Stack.tail(log)}") from None
     return [*out.decode().splitlines(), *log.read_text(errors="replace").splitlines()], proc.returncode
+
+
+async def write_publishes(
+    settings: Settings, org_id: str, topic_id: str, publishes: Iterable[tuple[str, dict[str, Any]]]
+) -> None:
+    """Each ``(partition key, publish body)`` of ACTUAL status written to the publish topic as the
+    API writes it (the body parsed from JSON, as the API parses it; accepted a millisecond apart)."""
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", linger_ms=20)
+    await producer.start()
+    try:
+        now = int(time.time() * 1000)
+        pending = []
+        for i, (key, body) in enumerate(publishes):
+            request = PublishRequest.model_validate_json(json.dumps(body))
+            value = publish_record(
+                event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
+            )
+            sk = state_key(org_id, topic_id, "ACTUAL", key).encode()
+            pending.append(await producer.send(settings.topic(PUBLISH), records.encode(value), key=sk))
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()

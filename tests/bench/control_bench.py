@@ -13,21 +13,16 @@ import asyncio
 import json
 import os
 import sys
-import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from app.domain.ids import new_id
-from app.domain.publish import PublishRequest, publish_record, state_key
-from app.kafka import records
-from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from devstack.kafka import free_port
-from tests.bench.common import PROFILE, progress, run_control_worker
+from tests.bench.common import PROFILE, progress, run_control_worker, write_publishes
 from tests.support.stack import Stack
 from tests.support.workflows import setup_topic
 
@@ -47,32 +42,23 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
         await admin.create_topics([NewTopic(settings.topic(PASSTHROUGH_TOPIC), settings.publish_partitions, 1)])
     finally:
         await admin.close()
-    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", linger_ms=20)
-    await producer.start()
-    try:
-        now = int(time.time() * 1000)
-        pending = []
-        for i in range(total):
-            key, step = f"site-{i % KEYS}", i // KEYS
-            level = 10.0 + step - (1 if step % 10 == 9 else 0)  # rises, and every tenth value repeats
-            request = PublishRequest.model_validate_json(  # from JSON, as the API parses a publish
-                json.dumps(
-                    {
-                        "status": "ACTUAL",
-                        "data": {"level": level},
-                        "event": {"name": f"{key} level {level}"},
-                        "event_control": {"partition_key": key, "metrics": {"level": level}},
-                    }
-                )
-            )
-            value = publish_record(
-                event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
-            )
-            sk = state_key(org_id, topic_id, "ACTUAL", key).encode()
-            pending.append(await producer.send(settings.topic(PUBLISH), records.encode(value), key=sk))
-        await asyncio.gather(*pending)
-    finally:
-        await producer.stop()
+    await write_publishes(settings, org_id, topic_id, _publishes(total))
+
+
+def _publishes(total: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Over ``KEYS`` partition keys in turn, a level that rises and every tenth time repeats."""
+    for i in range(total):
+        key, step = f"site-{i % KEYS}", i // KEYS
+        level = 10.0 + step - (1 if step % 10 == 9 else 0)  # rises, and every tenth value repeats
+        yield (
+            key,
+            {
+                "status": "ACTUAL",
+                "data": {"level": level},
+                "event": {"name": f"{key} level {level}"},
+                "event_control": {"partition_key": key, "metrics": {"level": level}},
+            },
+        )
 
 
 def _sampler(mode: str) -> list[str]:
