@@ -21,6 +21,7 @@ from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from tests.support.stack import ROOT, Stack
+from tests.support.workflows import setup_topic
 
 PROFILE: dict[str, Any] = {
     "type": "METRIC",
@@ -31,6 +32,21 @@ PROFILE: dict[str, Any] = {
 
 def progress(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def stack_settings(stack: Stack) -> Settings:
+    """The settings the stack's processes run with (its TOCSIN_* environment)."""
+    return Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
+
+
+def api_with_topic(stack: Stack, key: str, profile: dict[str, Any]) -> tuple[str, Settings]:
+    """Bootstraps the stack, starts its API and sets up topic ``key`` (tests/support/workflows.py:
+    ``setup_topic``): the topic's id and the stack's settings."""
+    stack.bootstrap()
+    stack.start_api()
+    with stack.client() as client:
+        topic_id = setup_topic(client, key, profile)["topic"]
+    return topic_id, stack_settings(stack)
 
 
 def run_control_worker(

@@ -22,9 +22,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from app.settings import Settings
 from devstack.kafka import free_port
-from tests.bench.common import PROFILE, progress, run_control_worker, write_publishes
+from tests.bench.common import PROFILE, api_with_topic, progress, run_control_worker, write_publishes
 from tests.support.stack import Stack
-from tests.support.workflows import setup_topic
 
 PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
 EVENTS = 30_000
@@ -103,11 +102,7 @@ def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
 def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
     stack = Stack(work_dir / "control", kafka_bootstrap)
     try:
-        stack.bootstrap()
-        stack.start_api()
-        with stack.client() as client:
-            topic_id = setup_topic(client, "levels", PROFILE)["topic"]
-        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
+        topic_id, settings = api_with_topic(stack, "levels", PROFILE)
         progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
         asyncio.run(_fill(settings, stack.org, topic_id, EVENTS))
         stack.stop()  # the API is not needed while the agents run: it would only share the cores

@@ -33,9 +33,8 @@ from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from tests.bench import common
-from tests.bench.common import progress, run_control_worker
+from tests.bench.common import api_with_topic, progress, run_control_worker
 from tests.support.stack import Stack
-from tests.support.workflows import setup_topic
 
 KEYS = int(os.environ.get("TOCSIN_BENCH_MEMORY_KEYS", "1000000"))
 WARMUP = 20_000
@@ -130,11 +129,7 @@ def run_memory_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
     stack = Stack(work_dir / "memory", kafka_bootstrap)
     total = WARMUP + KEYS
     try:
-        stack.bootstrap()
-        stack.start_api()
-        with stack.client() as client:
-            topic_id = setup_topic(client, "stations", PROFILE)["topic"]
-        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
+        topic_id, settings = api_with_topic(stack, "stations", PROFILE)
         progress(f"memory: filling the publish topic with {total:,} records, one per partition key")
         started = time.perf_counter()
         asyncio.run(_fill(settings, stack.org, topic_id, total))

@@ -20,8 +20,7 @@ from typing import Any
 
 import httpx
 
-from app.settings import Settings
-from tests.bench.common import PROFILE, progress, write_publishes
+from tests.bench.common import PROFILE, progress, stack_settings, write_publishes
 from tests.support.stack import Stack, wait_for
 
 KEYS = 100_000
@@ -72,7 +71,7 @@ def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]
             )
             assert r.status_code == 201, r.text
             topic_id = r.json()["id"]
-        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
+        settings = stack_settings(stack)
         progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
         asyncio.run(write_publishes(settings, stack.org, topic_id, _publishes(KEYS)))
         stack.stop_api()
