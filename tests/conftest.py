@@ -11,7 +11,7 @@ import pytest
 
 from devstack.kafka import LocalKafka
 from tests.support.postgres_local import LocalPostgres, find_pg_bin
-from tests.support.scaling import Churn, assert_no_errors, assert_no_gaps, churn_workers
+from tests.support.scaling import Churn, churn_workers, stop_checked
 from tests.support.stack import Stack
 
 
@@ -53,15 +53,7 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path, request: pytest.FixtureRequ
     # live ones, /metrics (tocsin_record_gaps_total) must show 0 records given up as lost. Nor with
     # an ERROR line in a worker's log (an ERROR means an operator must act) other than those the test
     # provokes on purpose, named by its ``@pytest.mark.worker_errors(regex, ...)``.
-    problems = []
-    for stack in stacks:
-        for check in (assert_no_gaps, lambda s: assert_no_errors(s, allowed)):
-            try:
-                check(stack)
-            except AssertionError as exc:
-                problems.append(str(exc))
-        stack.stop()
-    assert problems == [], problems
+    stop_checked(stacks, allowed)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -12,24 +12,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from app.domain.ids import new_id
-from app.domain.publish import PublishRequest, publish_record, state_key
-from app.kafka import records
-from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from devstack.kafka import free_port
-from tests.support.stack import ROOT, Stack
-from tests.support.workflows import setup_topic
+from tests.bench.common import PROFILE, api_with_topic, progress, run_control_worker, write_publishes
+from tests.support.stack import Stack
 
 PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
 EVENTS = 30_000
@@ -37,15 +31,6 @@ KEYS = 500
 TARGET, STRETCH = 0.8, 1.0
 ROUNDS = int(os.environ.get("TOCSIN_BENCH_ROUNDS", "2"))
 MODES = tuple(os.environ.get("TOCSIN_BENCH_MODES", "consume,passthrough,control").split(","))
-PROFILE = {
-    "type": "METRIC",
-    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
-    "exit_stable_limit": 3,
-}
-
-
-def _progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> None:
@@ -56,32 +41,23 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
         await admin.create_topics([NewTopic(settings.topic(PASSTHROUGH_TOPIC), settings.publish_partitions, 1)])
     finally:
         await admin.close()
-    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", linger_ms=20)
-    await producer.start()
-    try:
-        now = int(time.time() * 1000)
-        pending = []
-        for i in range(total):
-            key, step = f"site-{i % KEYS}", i // KEYS
-            level = 10.0 + step - (1 if step % 10 == 9 else 0)  # rises, and every tenth value repeats
-            request = PublishRequest.model_validate_json(  # from JSON, as the API parses a publish
-                json.dumps(
-                    {
-                        "status": "ACTUAL",
-                        "data": {"level": level},
-                        "event": {"name": f"{key} level {level}"},
-                        "event_control": {"partition_key": key, "metrics": {"level": level}},
-                    }
-                )
-            )
-            value = publish_record(
-                event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
-            )
-            sk = state_key(org_id, topic_id, "ACTUAL", key).encode()
-            pending.append(await producer.send(settings.topic(PUBLISH), records.encode(value), key=sk))
-        await asyncio.gather(*pending)
-    finally:
-        await producer.stop()
+    await write_publishes(settings, org_id, topic_id, _publishes(total))
+
+
+def _publishes(total: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Over ``KEYS`` partition keys in turn, a level that rises and every tenth time repeats."""
+    for i in range(total):
+        key, step = f"site-{i % KEYS}", i // KEYS
+        level = 10.0 + step - (1 if step % 10 == 9 else 0)  # rises, and every tenth value repeats
+        yield (
+            key,
+            {
+                "status": "ACTUAL",
+                "data": {"level": level},
+                "event": {"name": f"{key} level {level}"},
+                "event_control": {"partition_key": key, "metrics": {"level": level}},
+            },
+        )
 
 
 def _sampler(mode: str) -> list[str]:
@@ -113,39 +89,21 @@ def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
         "TOCSIN_WORKER_PORT": str(free_port()),  # not the default 6066: another worker may hold it
     }
     log = stack.var_dir / f"bench-{mode}.log"
-    _progress(f"control: {mode} agent over {total} events")
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [*_sampler(mode), sys.executable, "-m", "tests.bench.control_worker", mode, str(total)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            start_new_session=True,
-        )
-        try:
-            out, _ = proc.communicate(timeout=600)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise RuntimeError(f"the {mode} agent did not finish: {Stack.tail(log)}") from None
-    # Faust routes a worker's stdout into its log, so the line may be in either.
-    for line in [*out.decode().splitlines(), *log.read_text(errors="replace").splitlines()]:
+    progress(f"control: {mode} agent over {total} events")
+    argv = [*_sampler(mode), sys.executable, "-m", "tests.bench.control_worker", mode, str(total)]
+    lines, returncode = run_control_worker(argv, env, log, 600, f"{mode} agent")
+    for line in lines:
         if "CONTROL_BENCH " in line:
             result: dict[str, Any] = json.loads(line.split("CONTROL_BENCH ", 1)[1])
             return result
-    raise RuntimeError(f"the {mode} agent printed no result (exit {proc.returncode}): {Stack.tail(log)}")
+    raise RuntimeError(f"the {mode} agent printed no result (exit {returncode}): {Stack.tail(log)}")
 
 
 def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
     stack = Stack(work_dir / "control", kafka_bootstrap)
     try:
-        stack.bootstrap()
-        stack.start_api()
-        with stack.client() as client:
-            topic_id = setup_topic(client, "levels", PROFILE)["topic"]
-        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
-        _progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
+        topic_id, settings = api_with_topic(stack, "levels", PROFILE)
+        progress(f"control: filling the publish topic with {EVENTS} events over {KEYS} partition keys")
         asyncio.run(_fill(settings, stack.org, topic_id, EVENTS))
         stack.stop()  # the API is not needed while the agents run: it would only share the cores
         # Two rounds, alternating, so a slow moment of this shared machine does not decide the ratio.

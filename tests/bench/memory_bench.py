@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import time
 import uuid
@@ -33,17 +32,16 @@ from app.domain.publish import PublishRequest, publish_record, state_key
 from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
-from tests.support.stack import ROOT, Stack
-from tests.support.workflows import setup_topic
+from tests.bench import common
+from tests.bench.common import api_with_topic, progress, run_control_worker
+from tests.support.stack import Stack
 
 KEYS = int(os.environ.get("TOCSIN_BENCH_MEMORY_KEYS", "1000000"))
 WARMUP = 20_000
 STEP = 100_000
 TARGET_MB = 300.0
 PROFILE = {
-    "type": "METRIC",
-    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
-    "exit_stable_limit": 3,
+    **common.PROFILE,
     "auto_resolve_duration": 600,  # minutes: every state gets a due time, none comes during the run
 }
 MB = 1024 * 1024
@@ -54,10 +52,6 @@ UNBOUNDED = {
     "TOCSIN_ROCKSDB_BLOCK_CACHE_MB": "8192",
     "TOCSIN_ROCKSDB_WRITE_BUFFER_MB": "768",
 }
-
-
-def _progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
 async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> None:
@@ -95,7 +89,7 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
                 await asyncio.gather(*pending)
                 pending.clear()
                 if (i + 1) % 200_000 == 0:
-                    _progress(f"memory: {i + 1:,} records produced")
+                    progress(f"memory: {i + 1:,} records produced")
         await asyncio.gather(*pending)
     finally:
         await producer.stop()
@@ -115,31 +109,18 @@ def _run_worker(
         "TOCSIN_BENCH_RSS_EVERY": str(STEP),
     }
     log = stack.var_dir / f"bench-memory-{tag}.log"
-    _progress(f"memory: the control agent over {total:,} records{' (bounds lifted)' if extra_env else ''}")
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.bench.control_worker", "control", str(total)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            start_new_session=True,
-        )
-        try:
-            out, _ = proc.communicate(timeout=3000)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise RuntimeError(f"the control agent did not finish: {Stack.tail(log)}") from None
+    progress(f"memory: the control agent over {total:,} records{' (bounds lifted)' if extra_env else ''}")
+    argv = [sys.executable, "-m", "tests.bench.control_worker", "control", str(total)]
+    lines, returncode = run_control_worker(argv, env, log, 3000, "control agent")
     samples: list[dict[str, int]] = []
     result: dict[str, Any] | None = None
-    for line in [*out.decode().splitlines(), *log.read_text(errors="replace").splitlines()]:
+    for line in lines:
         if "CONTROL_BENCH_RSS " in line:
             samples.append(json.loads(line.split("CONTROL_BENCH_RSS ", 1)[1]))
         elif "CONTROL_BENCH " in line:
             result = json.loads(line.split("CONTROL_BENCH ", 1)[1])
     if result is None:
-        raise RuntimeError(f"the control agent printed no result (exit {proc.returncode}): {Stack.tail(log)}")
+        raise RuntimeError(f"the control agent printed no result (exit {returncode}): {Stack.tail(log)}")
     unique = {s["processed"]: s for s in samples}  # the stdout and the log may both hold a line
     return sorted(unique.values(), key=lambda s: s["processed"]), result
 
@@ -148,12 +129,8 @@ def run_memory_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
     stack = Stack(work_dir / "memory", kafka_bootstrap)
     total = WARMUP + KEYS
     try:
-        stack.bootstrap()
-        stack.start_api()
-        with stack.client() as client:
-            topic_id = setup_topic(client, "stations", PROFILE)["topic"]
-        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
-        _progress(f"memory: filling the publish topic with {total:,} records, one per partition key")
+        topic_id, settings = api_with_topic(stack, "stations", PROFILE)
+        progress(f"memory: filling the publish topic with {total:,} records, one per partition key")
         started = time.perf_counter()
         asyncio.run(_fill(settings, stack.org, topic_id, total))
         fill_seconds = time.perf_counter() - started

@@ -12,59 +12,33 @@ to read back), the cost of a start itself.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
-import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-from aiokafka import AIOKafkaProducer
 
-from app.domain.ids import new_id
-from app.domain.publish import PublishRequest, publish_record, state_key
-from app.kafka import records
-from app.kafka.topics import PUBLISH
-from app.settings import Settings
+from tests.bench.common import PROFILE, progress, stack_settings, write_publishes
 from tests.support.stack import Stack, wait_for
 
 KEYS = 100_000
-PROFILE = {
-    "type": "METRIC",
-    "rules": [{"metric_name": "level", "mode": "ABSOLUTE", "threshold": 10}],
-    "exit_stable_limit": 3,
-}
 
 
-def _progress(message: str) -> None:
-    print(f"bench: {message}", file=sys.stderr, flush=True)
-
-
-async def _fill(settings: Settings, org_id: str, topic_id: str, keys: int) -> None:
-    """One publish per partition key, written to the publish topic as the API writes it."""
-    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all", linger_ms=20)
-    await producer.start()
-    try:
-        now = int(time.time() * 1000)
-        pending = []
-        for i in range(keys):
-            key = f"station-{i:06d}"
-            body = {
+def _publishes(keys: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """One publish per partition key."""
+    for i in range(keys):
+        key = f"station-{i:06d}"
+        yield (
+            key,
+            {
                 "status": "ACTUAL",
                 "data": {"level": 12.0},
                 "event": {"name": f"{key} level"},
                 "event_control": {"partition_key": key, "metrics": {"level": 12.0}},
-            }
-            request = PublishRequest.model_validate_json(json.dumps(body))  # from JSON, as the API parses it
-            value = publish_record(
-                event_id=new_id("evt"), org_id=org_id, topic_id=topic_id, request=request, accepted_ms=now + i
-            )
-            sk = state_key(org_id, topic_id, "ACTUAL", key).encode()
-            pending.append(await producer.send(settings.topic(PUBLISH), records.encode(value), key=sk))
-        await asyncio.gather(*pending)
-    finally:
-        await producer.stop()
+            },
+        )
 
 
 def _decisions(url: str) -> float:
@@ -97,15 +71,15 @@ def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]
             )
             assert r.status_code == 201, r.text
             topic_id = r.json()["id"]
-        settings = Settings(**{k[7:].lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_")})
-        _progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
-        asyncio.run(_fill(settings, stack.org, topic_id, KEYS))
+        settings = stack_settings(stack)
+        progress(f"recovery: {KEYS:,} publishes of distinct partition keys to the publish topic")
+        asyncio.run(write_publishes(settings, stack.org, topic_id, _publishes(KEYS)))
         stack.stop_api()
-        _progress("recovery: the worker decides them (one control state per key)")
+        progress("recovery: the worker decides them (one control state per key)")
         wait_for(lambda: _decisions(stack.worker_urls[-1]) >= KEYS, 1800, f"the worker to decide {KEYS} publishes", 1)
-        _progress("recovery: restart on the intact data directory (baseline)")
+        progress("recovery: restart on the intact data directory (baseline)")
         baseline = _restart(stack, wipe=False)
-        _progress("recovery: restart on a wiped data directory")
+        progress("recovery: restart on a wiped data directory")
         rebuilt = _restart(stack, wipe=True)
     finally:
         stack.stop()

@@ -33,6 +33,7 @@ import httpx
 import psutil
 
 from tests.support.stack import ROOT, Stack, wait_for
+from tests.support.workflows import actual_workflow
 
 RATE = int(os.environ.get("TOCSIN_BENCH_WEBHOOK_RATE", "500"))  # another rate: an experiment, not the figure
 KEYS, SECONDS = 50, 20
@@ -79,16 +80,7 @@ def _lines(path: Path) -> list[list[str]]:
 def _hook_topic(stack: Stack, key: str, port: int) -> None:
     with stack.client() as c:
         assert c.post("/workflow_topics", json={"key": key}).status_code == 201
-        r = c.post(
-            "/workflows",
-            json={
-                "name": f"bench {key}",
-                "topic": key,
-                "mode": "ACTUAL",
-                "actions": [{"type": "SEND_WEBHOOK", "url": f"http://127.0.0.1:{port}/hook"}],
-            },
-        )
-        assert r.status_code == 201, r.text
+        actual_workflow(c, key, f"bench {key}", [{"type": "SEND_WEBHOOK", "url": f"http://127.0.0.1:{port}/hook"}])
 
 
 def _publish(stack: Stack, topic: str, rate: int, keys: int, out: Path) -> subprocess.Popen[bytes]:

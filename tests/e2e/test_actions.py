@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -29,6 +28,7 @@ from app.domain.webhooks import new_secret
 from devstack.kafka import free_port
 from devstack.smtp_sink import SinkController
 from tests.support.effects import listen, timeline_entries
+from tests.support.receiver import QuietHandler, loopback_server
 from tests.support.scaling import decision_lines
 from tests.support.stack import ROOT, Stack, wait_for
 
@@ -97,29 +97,13 @@ class Receiver:
 def receiver() -> Iterator[tuple[Receiver, str]]:
     state = Receiver()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            code = state.answer(self.path, headers, raw)
-            self.send_response(code)
-            if code == 307:
-                self.send_header("Location", "/target")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            code = state.answer(self.path, self.lower_headers(), self.read_body())
+            self.answer_empty(code, {"Location": "/target"} if code == 307 else None)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback_server(Handler) as url:
+        yield state, url
 
 
 class Mailbox:

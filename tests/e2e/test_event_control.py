@@ -20,7 +20,7 @@ from tests.support.effects import listen
 from tests.support.scaling import EXIT_STABLE_LIMIT, decision_lines, spec_decisions, spec_set_decisions
 from tests.support.scaling import METRIC_PROFILE as SPEC_METRIC_PROFILE
 from tests.support.stack import Stack, wait_for
-from tests.support.workflows import all_incidents, setup_topic
+from tests.support.workflows import actual_workflow, all_incidents, operation_book, setup_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -406,21 +406,9 @@ def _filtered_topic(client: httpx.Client, key: str, profile: dict[str, Any]) -> 
         "/workflow_topics", json={"key": key, "name_en": key, "fields": fields, "control_policy_profile": profile}
     )
     assert topic.status_code == 201, topic.text
-    book = client.post("/operation_books", json={"name": f"{key} book", "incident_title_template": "{event.name}"})
-    assert book.status_code == 201, book.text
-    workflow = client.post(
-        "/workflows",
-        json={
-            "name": f"{key} high level",
-            "topic": key,
-            "mode": "ACTUAL",
-            "filter": {"field": "level", "operator": ">=", "value": THRESHOLD},
-            "actions": [{"type": "RUN_OPERATION_BOOK", "operation_book_id": book.json()["id"]}],
-        },
-    )
-    assert workflow.status_code == 201, workflow.text
-    workflow_id: str = workflow.json()["id"]
-    return workflow_id
+    actions = [{"type": "RUN_OPERATION_BOOK", "operation_book_id": operation_book(client, key)}]
+    level_filter = {"field": "level", "operator": ">=", "value": THRESHOLD}
+    return actual_workflow(client, key, f"{key} high level", actions, filter=level_filter)
 
 
 def _publish_level(client: httpx.Client, topic: str, partition_key: str, level: float) -> str:

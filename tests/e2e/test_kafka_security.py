@@ -18,9 +18,10 @@ import pytest
 from app.domain.webhooks import new_secret
 from devstack.kafka import LocalKafka
 from tests.support.receiver import webhook_receiver
-from tests.support.scaling import assert_no_errors, assert_no_gaps, decision_lines
+from tests.support.scaling import decision_lines, stop_checked
 from tests.support.stack import ROOT, Stack, kafka_client_env, wait_for
 from tests.support.tls_server import TestCA
+from tests.support.workflows import actual_workflow
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -49,15 +50,7 @@ def secure_stack(secure_kafka: LocalKafka, tmp_path: Path) -> Iterator[Callable[
         return stack
 
     yield make
-    problems = []
-    for stack in stacks:
-        for check in (assert_no_gaps, lambda s: assert_no_errors(s, [])):
-            try:
-                check(stack)
-            except AssertionError as exc:
-                problems.append(str(exc))
-        stack.stop()
-    assert problems == [], problems
+    stop_checked(stacks)
 
 
 def _cli(stack: Stack, *args: str, **overrides: str | None) -> subprocess.CompletedProcess[str]:
@@ -105,16 +98,9 @@ def test_publish_decision_webhook_over_sasl_ssl(
     with webhook_receiver() as (got, base), stack.client() as client:
         topic = client.post("/workflow_topics", json={"key": "quake", "name_en": "Quake"})
         assert topic.status_code == 201, topic.text
-        workflow = client.post(
-            "/workflows",
-            json={
-                "name": "quake hook",
-                "topic": "quake",
-                "mode": "ACTUAL",
-                "actions": [{"type": "SEND_WEBHOOK", "url": f"{base}/quake", "secret": new_secret()}],
-            },
+        actual_workflow(
+            client, "quake", "quake hook", [{"type": "SEND_WEBHOOK", "url": f"{base}/quake", "secret": new_secret()}]
         )
-        assert workflow.status_code == 201, workflow.text
         accepted = client.post(
             "/workflow_topics/quake/publish",
             json={"status": "ACTUAL", "data": {"magnitude": 6.1}, "event": {"id": "q1"}},

@@ -12,15 +12,15 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import httpx
 import pytest
 from standardwebhooks.webhooks import Webhook
 
 from app.domain.webhooks import new_secret
+from tests.support.receiver import QuietHandler, loopback_server
 from tests.support.stack import Stack, wait_for
+from tests.support.workflows import actual_workflow
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -44,10 +44,10 @@ class Hooks:
 def hooks() -> Iterator[tuple[Hooks, str]]:
     state = Hooks(slow_s=8.0)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            headers = {k.lower(): v for k, v in self.headers.items()}
+            raw = self.read_body()
+            headers = self.lower_headers()
             try:
                 Webhook(state.secret).verify(raw, headers)
                 verified = True
@@ -57,30 +57,16 @@ def hooks() -> Iterator[tuple[Hooks, str]]:
                 state.got.append((self.path, headers.get("webhook-id", ""), raw, time.monotonic(), verified))
             if self.path.startswith("/slow"):
                 time.sleep(state.slow_s)  # the slow receiver's own answer time, in its own thread
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.answer_empty(204)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback_server(Handler) as url:
+        yield state, url
 
 
 def _topic(c: httpx.Client, key: str, urls: list[str], secret: str) -> None:
     assert c.post("/workflow_topics", json={"key": key}).status_code == 201
     actions = [{"type": "SEND_WEBHOOK", "url": url, "secret": secret} for url in urls]
-    r = c.post("/workflows", json={"name": key, "topic": key, "mode": "ACTUAL", "actions": actions})
-    assert r.status_code == 201, r.text
+    actual_workflow(c, key, key, actions)
 
 
 def _deliveries(stack: Stack, event_ids: list[str]) -> dict[str, list[tuple[str, int]]]:

@@ -8,13 +8,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from tests.support.receiver import QuietHandler, loopback_server
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,13 @@ def otlp_receiver() -> Iterator[tuple[Received, str]]:
     """Yields what was received and the base URL (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
     got = Received()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            raw = self.read_body()
             if self.headers.get("Content-Encoding") == "gzip":
                 raw = gzip.decompress(raw)
             if self.path != "/v1/traces" or self.headers.get("Content-Type") != "application/x-protobuf":
-                self.send_response(404)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                self.answer_empty(404)
                 return
             spans = decode(raw)
             with got.lock:
@@ -94,15 +93,5 @@ def otlp_receiver() -> Iterator[tuple[Received, str]]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield got, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback_server(Handler) as url:
+        yield got, url

@@ -255,6 +255,20 @@ def assert_no_gaps(stack: Stack) -> None:
             assert gaps == 0, f"record gaps on {url}/metrics"
 
 
+def stop_checked(stacks: Iterable[Stack], allowed: Sequence[str] = ()) -> None:
+    """Stops every stack after checking it (no record gaps, no ERROR line but ``allowed``); then
+    fails with every check that failed, on every stack."""
+    problems = []
+    for stack in stacks:
+        for check in (assert_no_gaps, lambda s: assert_no_errors(s, allowed)):
+            try:
+                check(stack)
+            except AssertionError as exc:
+                problems.append(str(exc))
+        stack.stop()
+    assert problems == [], problems
+
+
 @dataclass
 class Churn:
     """How much load had flowed (the caller's counter) when each change of the worker group happened."""

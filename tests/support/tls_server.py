@@ -7,88 +7,43 @@ in :mod:`tests.support.oidc_issuer` is built on both; the fetch tests use them d
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives import serialization
 
+from devstack.tls import new_ca, private_pem, server_certificate
+
+VALID_DAYS = 2
 HttpReply = tuple[int, dict[str, str], bytes | Iterable[bytes]]
 Handler = Callable[[str, str], HttpReply]  # (method, path) -> (status, headers, body)
 
 
-def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-
-
 class TestCA:
-    """A throwaway certificate authority; clients trust ``ca_file`` (``ca.pem``)."""
+    """A throwaway certificate authority; clients trust ``ca_file`` (``ca.pem``). Certificates
+    as the local Kafka's (devstack/tls.py), valid two days."""
 
     __test__ = False  # not a test class
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Tocsin Test CA")])
-        usage = x509.KeyUsage(True, False, False, False, False, True, True, False, False)
-        self.certificate = (
-            self._builder(name, self._key.public_key())
-            .issuer_name(name)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(usage, critical=True)
-            .sign(self._key, hashes.SHA256())
-        )
+        self._key, self.certificate = new_ca("Tocsin Test CA", VALID_DAYS)
         self.ca_file = self.directory / "ca.pem"
         self.ca_file.write_bytes(self.certificate.public_bytes(serialization.Encoding.PEM))
-
-    @staticmethod
-    def _builder(subject: x509.Name, public_key: ec.EllipticCurvePublicKey) -> x509.CertificateBuilder:
-        now = datetime.now(UTC)
-        return (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .public_key(public_key)
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(hours=1))
-            .not_valid_after(now + timedelta(days=2))
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
-        )
 
     def issue(self, names: Iterable[str] = ("localhost", "127.0.0.1"), *, stem: str = "server") -> tuple[Path, Path]:
         """A server certificate for ``names`` (DNS names or IP addresses): ``(cert.pem, key.pem)``."""
         names = list(names)
-        key = ec.generate_private_key(ec.SECP256R1())
-        alt: list[x509.GeneralName] = []
-        for item in names:
-            try:
-                alt.append(x509.IPAddress(ipaddress.ip_address(item)))
-            except ValueError:
-                alt.append(x509.DNSName(item))
-        ca_ski = self.certificate.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
-        cert = (
-            self._builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]), key.public_key())
-            .issuer_name(self.certificate.subject)
-            .add_extension(x509.SubjectAlternativeName(alt), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
-            .sign(self._key, hashes.SHA256())
-        )
+        key, cert = server_certificate(self._key, self.certificate, names, names[0], VALID_DAYS)
         cert_file, key_file = self.directory / f"{stem}.pem", self.directory / f"{stem}-key.pem"
         cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key_file.write_bytes(_pem(key))
+        key_file.write_bytes(private_pem(key))
         return cert_file, key_file
 
 

@@ -5,30 +5,12 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 
 from app.observability import logs
 from tests.support.scaling import decision_lines, error_lines
-
-
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level, config, saved = list(root.handlers), root.level, structlog.get_config(), dict(logs._configured)
-    yield
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
-    structlog.configure(**config)
-    logs._configured.clear()
-    logs._configured.update(saved)
-    logging.captureWarnings(False)
 
 
 @pytest.mark.parametrize("fmt", ["json", "logfmt"])
