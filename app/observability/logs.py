@@ -22,9 +22,10 @@ secret or an event body.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, cast
 
 import orjson
 import structlog
@@ -65,11 +66,30 @@ def _json_dumps(event_dict: Any, **_kw: Any) -> str:
     return orjson.dumps(ordered, default=str).decode()
 
 
+# Control characters (C0, DEL, C1) and Unicode line separators: what a caller sends (a request
+# path, a partition key) must never reach the output raw, where an escape sequence would retitle
+# or clear an operator's terminal and a line separator would start a forged line for a reader that
+# splits on it. orjson escapes C0 only; structlog's logfmt renderer only line breaks and quotes.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"  # inside a JSON string, the same character read back
+
+
 def renderer(fmt: Format) -> Processor:
-    """The processor that turns an event dict into the line (without its line break)."""
+    """The processor that turns an event dict into the line (without its line break), every
+    control character and line separator escaped as ``\\uXXXX``."""
     if fmt == "json":
-        return structlog.processors.JSONRenderer(serializer=_json_dumps)
-    return structlog.processors.LogfmtRenderer(key_order=KEY_ORDER, drop_missing=True)
+        render: Processor = structlog.processors.JSONRenderer(serializer=_json_dumps)
+    else:
+        render = structlog.processors.LogfmtRenderer(key_order=KEY_ORDER, drop_missing=True)
+
+    def safe(logger: WrappedLogger, method: str, event_dict: EventDict) -> str:
+        line = cast(str, render(logger, method, event_dict))  # both renderers give a str
+        return _UNSAFE.sub(_escape, line) if _UNSAFE.search(line) else line
+
+    return safe
 
 
 def _level_name(_logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:

@@ -128,3 +128,28 @@ def test_logfmt_values_round_trip() -> None:
     values: dict[str, Any] = {"plain": "a.b:c/d", "spaced": "two words", "quoted": 'say "hi"', "eq": "a=b"}
     out.write(str(logs.renderer("logfmt")(None, "info", {"event": "e", **values})))
     assert logs.parse_line(out.getvalue()) == {"event": "e", **values}
+
+
+# What a caller controls reaches the log (a request path, a partition key): terminal escapes (ESC,
+# BEL), C1 controls (NEL) and Unicode line separators must not reach the output raw, where they
+# would retitle or clear an operator's terminal or start a forged line for a reader that splits on
+# them (an outside attacker's finding: unauthenticated, through the request line).
+HOSTILE = "/x\x1b]0;PWNED\x07\x1b[2J\u2028level=error event=FORGED\x85\r\x00\x7f\u2029end"
+UNSAFE = set(map(chr, [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]))
+
+
+@pytest.mark.parametrize("fmt", ["json", "logfmt"])
+def test_caller_controlled_values_cannot_forge_lines_or_reach_the_terminal(fmt: str, restore_logging: None) -> None:
+    out = io.StringIO()
+    logs.configure(fmt, "INFO", out)
+    logs.get_logger("tocsin.access").info("request", path=HOSTILE)
+    logging.getLogger("faust.worker").info("key %s", HOSTILE, extra={"partition_key": HOSTILE})
+    logs.write_many("streams.control", "decision", [{"partition_key": HOSTILE}])
+    text = out.getvalue()
+    assert text.count("\n") == 3 and text.endswith("\n")
+    assert not UNSAFE & set(text.replace("\n", "")), sorted(UNSAFE & set(text.replace("\n", "")))
+    assert len(text.splitlines()) == 3  # str.splitlines breaks on NEL and U+2028 too
+    records = [logs.parse_line(line) for line in text.splitlines()]
+    assert all(record["level"] == "info" for record in records)
+    if fmt == "json":  # escaped, not dropped: the value reads back whole
+        assert [records[0]["path"], records[1]["partition_key"], records[2]["partition_key"]] == [HOSTILE] * 3
