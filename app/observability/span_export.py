@@ -168,9 +168,9 @@ class SpanBatcher:
         self.batch_size = max(1, batch_size or _env_int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 2048))
         self.max_queue = max(self.batch_size, max_queue or _env_int("OTEL_BSP_MAX_QUEUE_SIZE", 8192))
         self._draining = threading.Lock()  # the thread's rounds and flush(): one batch taken at a time
-        # Its client (pinned in pyproject: a private attribute) posts bytes with the settings and
-        # retries the standard OTEL_EXPORTER_OTLP_* variables give.
-        self._exporter = exporter if exporter is not None else OTLPSpanExporter(endpoint=url)
+        # It posts the bytes encoded here with the settings and retries the standard
+        # OTEL_EXPORTER_OTLP_* variables give (:func:`bytes_exporter`).
+        self._exporter = exporter if exporter is not None else bytes_exporter(OTLPSpanExporter, url)
         self._queue: collections.deque[ExportedSpan] = collections.deque()
         self._wake = threading.Event()
         self._stopping = False
@@ -213,7 +213,7 @@ class SpanBatcher:
 
     def _export(self, batch: list[ExportedSpan]) -> None:
         try:
-            result = self._exporter._client.export(encode(batch, self.resource, self.scope))
+            result = self._exporter.export_bytes(encode(batch, self.resource, self.scope))
         except Exception:  # a bug of ours or the client's: the spans are lost, the API goes on
             log.exception("exporting %d spans failed", len(batch))
             self.failed += len(batch)
@@ -230,3 +230,15 @@ class SpanBatcher:
         self._wake.set()
         self._thread.join(timeout_s)
         self._exporter.shutdown()
+
+
+def bytes_exporter(base: type[Any], url: str) -> Any:
+    """The SDK's OTLP/HTTP span exporter (``base``), able to post a request encoded here: its HTTP
+    client, a protected attribute of the exporter (hence the version pin in pyproject.toml), applies
+    the OTEL_EXPORTER_OTLP_* headers, TLS, compression, timeout and retries."""
+
+    class BytesExporter(base):  # type: ignore[misc]
+        def export_bytes(self, data: bytes) -> Any:
+            return self._client.export(data)
+
+    return BytesExporter(endpoint=url)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 import uuid
 from pathlib import Path
 
@@ -30,8 +31,15 @@ async def _roundtrip(bootstrap: str, topic: str) -> tuple[int, bytes, bytes]:
     await admin.start()
     try:
         await admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
-        described = await admin.describe_topics([topic])
-        partitions = len(described[0]["partitions"])
+        # the controller answers before every broker's metadata has the new topic's partitions (the
+        # full suite once described none): poll with a deadline
+        deadline = time.monotonic() + 30
+        while True:
+            described = await admin.describe_topics([topic])
+            partitions = len(described[0]["partitions"])
+            if partitions or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
     finally:
         await admin.close()
 
