@@ -68,6 +68,9 @@ class RetriedErrorFilter(logging.Filter):
     downstream). Seen in tests/e2e/test_scaling.py when workers join and leave under load."""
 
     RETRIED = {("aiokafka.consumer.group_coordinator", "Group Coordinator Request failed: %s")}
+    # "Error sending <request> to node <id> [<error>] -- marking coordinator dead": the coordinator is
+    # looked up again and a retriable failure (a connection the broker closed) retried by its caller.
+    RESENT = {("aiokafka.consumer.group_coordinator", "Error sending %s to node %s [%s] -- marking coordinator dead")}
     REJOINED = {
         (
             "aiokafka.consumer.group_coordinator",
@@ -80,7 +83,10 @@ class RetriedErrorFilter(logging.Filter):
             return True
         key = (record.name, record.msg)
         args = record.args if isinstance(record.args, tuple) else ()
-        if key in self.REJOINED or (key in self.RETRIED and args and getattr(args[0], "retriable", False)):
+        retried = (key in self.RETRIED and args and getattr(args[0], "retriable", False)) or (
+            key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False)
+        )
+        if key in self.REJOINED or retried:
             record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
         return True
 

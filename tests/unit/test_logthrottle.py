@@ -88,3 +88,19 @@ def test_a_commit_that_met_a_rebalance_is_a_warning() -> None:
     assert demote.filter(rejoin) and demote.filter(unauthorized)
     assert (rejoin.levelno, rejoin.levelname) == (logging.WARNING, "WARNING")
     assert unauthorized.levelno == logging.ERROR
+
+
+def test_a_coordinator_request_on_a_closed_connection_is_a_warning_and_a_fatal_one_stays_an_error() -> None:
+    """aiokafka logs "Error sending … -- marking coordinator dead" as an ERROR, looks the
+    coordinator up again and retries a retriable failure (a connection the broker closed: seen in
+    the full suite's scaling e2e, which its teardown then failed on); a non-retriable one stays."""
+    from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+
+    name = "aiokafka.consumer.group_coordinator"
+    msg = "Error sending %s to node %s [%s] -- marking coordinator dead"
+    closed = _record(name, msg, "OffsetFetchRequest", 1, KafkaConnectionError("Connection closed"))
+    fatal = _record(name, msg, "OffsetFetchRequest", 1, TopicAuthorizationFailedError())
+    demote = RetriedErrorFilter()
+    assert demote.filter(closed) and demote.filter(fatal)
+    assert (closed.levelno, closed.levelname) == (logging.WARNING, "WARNING")
+    assert fatal.levelno == logging.ERROR
