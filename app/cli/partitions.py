@@ -235,10 +235,15 @@ async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str
         await consumer.stop()
 
 
+def _listed(unconsumed_from: dict[str, int]) -> str:
+    """The partitions with records not yet consumed, and from which offset, for a message."""
+    return ", ".join(f"{where} from offset {offset}" for where, offset in sorted(unconsumed_from.items()))
+
+
 async def check_drained(admin: AIOKafkaAdminClient, settings: Settings) -> None:
     found = await unconsumed(admin, settings)
     if found:
-        listed = ", ".join(f"{where} from offset {offset}" for where, offset in sorted(found.items()))
+        listed = _listed(found)
         raise Refused(
             f"the deployment is not drained: records not yet consumed by the workers in {listed}. Stop "
             f"publishing (stop the API), start the workers with the current TOCSIN_PUBLISH_PARTITIONS until "
@@ -407,7 +412,7 @@ async def grow(settings: Settings, count: int, progress: Callable[[str], None] =
     finally:
         await admin.close()
     if late:
-        listed = ", ".join(f"{where} from offset {offset}" for where, offset in sorted(late.items()))
+        listed = _listed(late)
         raise PublishedDuringGrow(
             f"records were published while the grow ran (was an API still running?): {listed}. Those routed by "
             f"the old count are decided against the state of their old partition (a moved key starts afresh "
