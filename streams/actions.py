@@ -168,7 +168,12 @@ async def attempt_one(
             item, Attempt(error="endpoint disabled (410 Gone)"), DeliveryOutcome(Verdict.DISABLE, "disabled"), stages
         )
     # each attempt runs in a task of its own (Deliveries._attempt): these stay on its lines
-    bind_contextvars(event_id=item["event_id"], organization_id=item["organization_id"], effect_id=item["effect_id"])
+    bind_contextvars(
+        event_id=item["event_id"],
+        organization_id=item["organization_id"],
+        effect_id=item["effect_id"],
+        **({"request_id": item["request_id"]} if isinstance(item.get("request_id"), str) else {}),
+    )
 
     async def send() -> Attempt:
         stages["attempted_ms"] = _ms()

@@ -98,7 +98,7 @@ async def process_batch(events: list[Any]) -> None:
         record = await _decoded(event)
         if record is None:
             continue
-        bound = bind_contextvars(event_id=record["id"], organization_id=record["organization_id"])
+        bound = bind_contextvars(event_id=record["id"], organization_id=record["organization_id"], **_request(record))
         try:
             done = await _decide(event, record, written, views, outbox)
         finally:
@@ -142,7 +142,7 @@ async def _decide(
         done = process(record, stored, cfg, key=key.decode(), offset=event.message.offset, prior_view=views.get(key))
         for rec, outputs in done.decided:
             decision_log.observe_decision(rec, len(outputs.actions) + len(outputs.deliveries))
-            await _queue(outputs, event.message.partition, outbox, event, traceparent)
+            await _queue(outputs, event.message.partition, outbox, event, traceparent, _request(record))
     return done
 
 
@@ -226,18 +226,35 @@ async def read_state(event: Any, key: bytes) -> StoredControl | None:
         return None
 
 
+def _request(record: dict[str, Any]) -> dict[str, str]:
+    """``{"request_id": …}`` of the API request that published ``record`` (none in records of
+    older APIs, or of a publish whose id was not a string)."""
+    rid = record.get("request_id")
+    return {"request_id": rid} if isinstance(rid, str) else {}
+
+
 async def _queue(
-    outputs: WorkflowOutputs, partition: int, outbox: Outbox, event: Any, traceparent: str | None = None
+    outputs: WorkflowOutputs,
+    partition: int,
+    outbox: Outbox,
+    event: Any,
+    traceparent: str | None = None,
+    request: dict[str, str] | None = None,
 ) -> None:
     """Queue what one decided record asks to send; dead-letter what its workflows could not run.
-    With tracing on, each incident and delivery item carries the decision span's traceparent."""
+    With tracing on, each incident and delivery item carries the decision span's traceparent; each
+    carries the publish request's id (``request``) for the lines about it."""
     for action in outputs.actions:
         if traceparent is not None:
             action[tracing.ITEM_FIELD] = traceparent
+        if request:
+            action.update(request)
         outbox.add(incident_actions_topic, partition, action)
     for kind, item in outputs.deliveries:
         if traceparent is not None:
             item[tracing.ITEM_FIELD] = traceparent
+        if request:
+            item.update(request)
         outbox.add(action_topics[kind], partition, item)
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:

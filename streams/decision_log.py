@@ -46,5 +46,6 @@ def observe_decision(record: dict[str, Any], actions: int) -> None:
                 "reason": control.get("reason"),
                 "actions": actions,
                 **({"trace_id": record["trace_id"]} if "trace_id" in record else {}),
+                **({"request_id": record["request_id"]} if isinstance(record.get("request_id"), str) else {}),
             }
         )

@@ -20,6 +20,7 @@ import asyncio
 import logging
 from typing import Any
 
+import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
@@ -114,8 +115,20 @@ def _take_tokens(state: ApiState, principal: Principal, ref: TopicRef, count: in
         raise RateLimited("too many publishes by this account to this topic; retry later", retry_after=wait)
 
 
+def _request_id() -> str | None:
+    """The request id this request's lines carry (api/fastpath.py), for the worker's lines about its events."""
+    rid = structlog.contextvars.get_contextvars().get("request_id")
+    return rid if isinstance(rid, str) else None
+
+
 def _record(
-    state: ApiState, org_id: str, ref: TopicRef, payload: PublishRequest, event_id: str, accepted_ms: int
+    state: ApiState,
+    org_id: str,
+    ref: TopicRef,
+    payload: PublishRequest,
+    event_id: str,
+    accepted_ms: int,
+    request_id: str | None,
 ) -> Record:
     """The record of one accepted publish request."""
     status = payload.status.value
@@ -130,6 +143,7 @@ def _record(
         # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
         # per publish status: an exercise never suppresses a real event (nor the other way round).
         state_key=key if idempotency_key is not None else None,
+        request_id=request_id,
     )
     if idempotency_key is not None:
         idem_key = idempotency_stage_key(org_id, ref.id, status, idempotency_key)
@@ -157,7 +171,7 @@ async def accept_publish(
     ref = _active(ref)
     _take_tokens(state, principal, ref, 1)
     event_id = new_id("evt")
-    await _produce(state, _record(state, org_id, ref, payload, event_id, now_ms()))
+    await _produce(state, _record(state, org_id, ref, payload, event_id, now_ms(), _request_id()))
     return event_id
 
 
@@ -211,7 +225,8 @@ async def accept_batch(
     _take_tokens(state, principal, ref, len(payloads))
     accepted_ms = now_ms()
     ids = new_ids("evt", len(payloads))
-    batch = tuple(_record(state, org_id, ref, p, i, accepted_ms) for p, i in zip(payloads, ids, strict=True))
+    rid = _request_id()
+    batch = tuple(_record(state, org_id, ref, p, i, accepted_ms, rid) for p, i in zip(payloads, ids, strict=True))
     publisher = state.batch_publisher
     if publisher is None:
         raise Unavailable("batch publishes are not available on this replica yet; nothing was accepted, retry later")

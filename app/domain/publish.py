@@ -100,6 +100,7 @@ def publish_record_json(
     request: PublishRequest,
     accepted_ms: int,
     state_key: str | None = None,
+    request_id: str | None = None,
 ) -> bytes:
     """:func:`publish_record` (plus ``state_key``, for the idempotency stage) as the JSON the ingress
     writes: the request serialized by pydantic straight to bytes, behind the server's fields — the
@@ -113,5 +114,7 @@ def publish_record_json(
     }
     if state_key is not None:
         head["state_key"] = state_key
+    if request_id is not None:  # the API request's, on the worker's lines about the event too
+        head["request_id"] = request_id
     body = request.__pydantic_serializer__.to_json(request, exclude_none=True)
     return to_json(head)[:-1] + b"," + body[1:]  # the body has at least "data" and "status"

@@ -104,6 +104,7 @@ def test_every_line_of_both_logs_is_a_record_and_a_publish_carries_its_ids(
     assert access[0]["request_id"] == f"rid-{fmt}-1" and access[0]["organization_id"] == org
     decisions = [r for r in worker if r["event"] == "decision" and r["event_id"] == event_id]
     assert len(decisions) == 1 and decisions[0]["organization_id"] == org, decisions
+    assert decisions[0]["request_id"] == f"rid-{fmt}-1", "the worker's line carries the publish request's id"
     assert any(r["logger"].startswith("faust") for r in worker), "Faust's own lines, in the same format"
     assert any(r["logger"].startswith("uvicorn") for r in api), "uvicorn's own lines, in the same format"
     assert "trace_id" not in decisions[0], "tracing is off: no trace id"
