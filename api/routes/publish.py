@@ -38,6 +38,7 @@ from api.state import ApiState, TopicRef
 from app.clock import now_ms
 from app.domain.control import policy_type
 from app.domain.ids import new_id, new_ids
+from app.domain.json_bounds import may_exceed
 from app.domain.principal import Principal
 from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record_json, state_key
 from app.domain.publish_check import check_publish, limits_error
@@ -196,6 +197,8 @@ async def accept_batch(
     body = await receive_body(receive, settings.max_publish_batch_bytes)
     items = split_batch(body, ndjson=ndjson, max_items=settings.max_publish_batch_items)
     required = _needs_partition_key(ref)
+    # one search of the whole body for numbers out of range, not one per request (a substring search)
+    cleared = not may_exceed(body, None)
     payloads: list[PublishRequest] = []
     refused: list[dict[str, Any]] = []
     for item in items:
@@ -203,7 +206,9 @@ async def accept_batch(
             if len(item.body) > settings.max_body_bytes:
                 message = f"larger than {settings.max_body_bytes} bytes (TOCSIN_MAX_BODY_BYTES, a publish's limit)"
                 raise limits_error([("", message)])
-            payloads.append(check_publish(item.body, state.input_limits, partition_key_required=required))
+            payloads.append(
+                check_publish(item.body, state.input_limits, partition_key_required=required, numbers_cleared=cleared)
+            )
         except (ValidationError, InvalidInput) as exc:
             refused.append(_refusal(item, exc))
     if refused:

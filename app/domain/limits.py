@@ -94,8 +94,14 @@ def _tree_violations(root: Any, prefix: tuple[str, ...], limits: PublishLimits) 
             return
 
 
-def publish_violations(request: PublishRequest, body: bytes, limits: PublishLimits) -> list[Violation]:
-    """Every limit ``request`` (parsed from ``body``) exceeds, ``[(field path, message)]``; empty if none."""
+def publish_violations(
+    request: PublishRequest, body: bytes, limits: PublishLimits, *, numbers_cleared: bool = False
+) -> list[Violation]:
+    """Every limit ``request`` (parsed from ``body``) exceeds, ``[(field path, message)]``; empty if none.
+
+    ``numbers_cleared``: a text holding ``body`` (a batch's whole body) was found by
+    :func:`may_exceed` to hold no number out of range, so ``body`` holds none either (the search is
+    for substrings): the numbers are not searched again."""
     found: list[Violation] = []
     if len(body) > limits.data_bytes and len(to_json(request.data)) > limits.data_bytes:
         found.append(("data", f"larger than {limits.data_bytes} bytes as JSON"))
@@ -117,7 +123,7 @@ def publish_violations(request: PublishRequest, body: bytes, limits: PublishLimi
         notification = request.notification
         if notification is not None and notification.data is not None:
             found.extend(_tree_violations(notification.data, ("notification", "data"), limits))
-    if may_exceed(body, None):
+    if not numbers_cleared and may_exceed(body, None):
         # every number of the request: data, notification, event_control (app/domain/json_bounds.py)
         found.extend(json_violations(request.model_dump(exclude_none=True)))
     return found

@@ -26,14 +26,18 @@ def limits_error(violations: Sequence[Violation]) -> InvalidInput:
     )
 
 
-def check_publish(body: bytes, limits: PublishLimits, *, partition_key_required: bool) -> PublishRequest:
+def check_publish(
+    body: bytes, limits: PublishLimits, *, partition_key_required: bool, numbers_cleared: bool = False
+) -> PublishRequest:
     """The request ``body`` holds; raises ``pydantic.ValidationError`` or :class:`InvalidInput`.
 
     ``partition_key_required``: the topic has a control policy (METRIC, SET), so the request must
     name its control state; False also when the topic is not known yet (its 404 comes later).
+    ``numbers_cleared``: the batch holding ``body`` holds no number out of range
+    (:func:`~app.domain.limits.publish_violations`).
     """
     request = PublishRequest.model_validate_json(body)
-    if violations := publish_violations(request, body, limits):
+    if violations := publish_violations(request, body, limits, numbers_cleared=numbers_cleared):
         raise limits_error(violations)
     if partition_key_required and request.partition_key is None:
         raise InvalidInput(

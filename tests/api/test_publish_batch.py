@@ -170,6 +170,29 @@ def test_one_invalid_item_refuses_the_batch_naming_each_bad_index_and_stores_not
     assert not [m for m in found if m.startswith(f"{tag}-bad")], "a refused batch left records on the broker"
 
 
+@pytest.mark.parametrize("content_type", ["application/json", "application/x-ndjson"])
+def test_numbers_out_of_range_are_refused_by_index_in_a_batch(api: Stack, content_type: str) -> None:
+    """The batch's whole body is searched once for numbers out of range; when it may hold one, each
+    request is checked as a single publish is: the bad ones named, nothing stored."""
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    texts = [
+        orjson.dumps(item(f"{tag}-n-0")),
+        orjson.dumps(item(f"{tag}-n-1")).replace(b'"data":{', b'"data":{"big":9223372036854775808,', 1),
+        orjson.dumps(item(f"{tag}-n-2")),
+        orjson.dumps(item(f"{tag}-n-3")).replace(b'"data":{', b'"data":{"huge":1e400,', 1),
+        orjson.dumps(item(f"{tag}-n-4")).replace(b'"data":{', b'"data":{"edge":9223372036854775807,', 1),
+    ]
+    body = b"\n".join(texts) if content_type == "application/x-ndjson" else b"[" + b",".join(texts) + b"]"
+    r = post_batch(api, topic, content=body, content_type=content_type)
+    assert r.status_code == 422, r.text
+    refused = {entry["index"]: {f["field"] for f in entry["fields"]} for entry in r.json()["details"]["items"]}
+    assert set(refused) == {1, 3}, refused  # 2**63 - 1 is within range
+    ok = post_batch(api, topic, [item(f"{tag}-ok")])
+    assert ok.status_code == 202, ok.text
+    assert not [m for m in wait_stored(api, f"{tag}-ok") if m.startswith(f"{tag}-n-")], "a refused batch was stored"
+
+
 def test_ndjson_bad_lines_are_named_by_index_and_line(api: Stack) -> None:
     topic = new_topic(api)
     tag = uuid.uuid4().hex[:6]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+import app.domain.ids as ids_module
 from app.domain.ids import effect_id, new_id, new_ids
 from app.domain.milliseconds import to_ms
 from app.domain.publish import state_key
@@ -56,3 +59,14 @@ def test_new_ids_in_bulk_have_the_layout_of_one_with_the_time_of_the_call() -> N
     assert all(len(i) == 30 and i.startswith("evt_") for i in ids)
     assert {i[:14] for i in ids} == {ids[0][:14]}  # one time part
     assert new_id("evt", now_ms=before)[:14] <= ids[0][:14] <= new_id("evt", now_ms=after)[:14]
+
+
+def test_new_ids_in_bulk_encode_their_random_bytes_as_new_id_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bulk encoding (base32 of the whole read, cut every 16 characters) is new_id's digit for digit."""
+    raw = bytes(range(256)) * 4  # every byte value, so every 5-bit group and letter occurs
+    monkeypatch.setattr(ids_module.os, "urandom", lambda n: raw[:n])
+    bulk = new_ids("evt", 100)
+    assert [i[14:] for i in bulk] == [
+        ids_module._base32(int.from_bytes(raw[k : k + 10], "big"), 16) for k in range(0, 1000, 10)
+    ]
+    assert set("".join(bulk)[4:]) <= set(ids_module._CROCKFORD + "evt_")
