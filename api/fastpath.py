@@ -93,6 +93,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         content_type=content_type or "",
         content_length=content_length,
         receive=receive,
+        request_id=rid.decode("ascii"),
     )
     try:
         if not tracing.enabled or not tracing.traced(scope):

@@ -20,13 +20,12 @@ import asyncio
 import logging
 from typing import Any
 
-import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
 from pydantic import Field, ValidationError
 from sqlalchemy.exc import OperationalError
-from starlette.types import Receive
+from starlette.types import Receive, Scope
 
 from api.body import BatchItem, check_content_length, check_json_headers, is_ndjson, receive_body, split_batch
 from api.deps import authenticate, authorize_topic, get_state, permission_extra
@@ -116,10 +115,11 @@ def _take_tokens(state: ApiState, principal: Principal, ref: TopicRef, count: in
         raise RateLimited("too many publishes by this account to this topic; retry later", retry_after=wait)
 
 
-def _request_id() -> str | None:
-    """The request id this request's lines carry (api/fastpath.py), for the worker's lines about its events."""
-    rid = structlog.contextvars.get_contextvars().get("request_id")
-    return rid if isinstance(rid, str) else None
+def scope_request_id(scope: Scope) -> str | None:
+    """The request id this request's lines carry (chosen by api/fastpath.py), which the record
+    carries to the worker's lines about its events (None outside a served request)."""
+    rid = scope.get("tocsin.request_id")
+    return rid.decode("ascii") if isinstance(rid, bytes) else None
 
 
 def _record(
@@ -161,6 +161,7 @@ async def accept_publish(
     content_type: str,
     content_length: str | None,
     receive: Receive,
+    request_id: str | None = None,
 ) -> str:
     """Check, validate and produce one publish; the server's event id once its record is stored
     (committed, with TOCSIN_PUBLISH_TRANSACTIONS)."""
@@ -172,7 +173,7 @@ async def accept_publish(
     ref = _active(ref)
     _take_tokens(state, principal, ref, 1)
     event_id = new_id("evt")
-    await _produce(state, _record(state, org_id, ref, payload, event_id, now_ms(), _request_id()))
+    await _produce(state, _record(state, org_id, ref, payload, event_id, now_ms(), request_id))
     return event_id
 
 
@@ -185,6 +186,7 @@ async def accept_batch(
     content_type: str,
     content_length: str | None,
     receive: Receive,
+    request_id: str | None = None,
 ) -> list[str]:
     """Check every request of a batch as a single publish, then produce them all in one
     transaction; the server's event ids, in the batch's order, once all are committed. Nothing is
@@ -230,8 +232,9 @@ async def accept_batch(
     _take_tokens(state, principal, ref, len(payloads))
     accepted_ms = now_ms()
     ids = new_ids("evt", len(payloads))
-    rid = _request_id()
-    batch = tuple(_record(state, org_id, ref, p, i, accepted_ms, rid) for p, i in zip(payloads, ids, strict=True))
+    batch = tuple(
+        _record(state, org_id, ref, p, i, accepted_ms, request_id) for p, i in zip(payloads, ids, strict=True)
+    )
     publisher = state.batch_publisher
     if publisher is None:
         raise Unavailable("batch publishes are not available on this replica yet; nothing was accepted, retry later")
@@ -276,6 +279,7 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
         content_type=headers.get("content-type", ""),
         content_length=headers.get("content-length"),
         receive=request.receive,
+        request_id=scope_request_id(request.scope),
     )
     return json_response({"id": event_id}, status_code=202)
 
@@ -324,6 +328,7 @@ async def publish_batch(org_id: str, topic: str, request: Request) -> Response:
         content_type=headers.get("content-type", ""),
         content_length=headers.get("content-length"),
         receive=request.receive,
+        request_id=scope_request_id(request.scope),
     )
     return json_response({"ids": ids}, status_code=202)
 

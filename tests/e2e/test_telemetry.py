@@ -94,8 +94,17 @@ def test_every_line_of_both_logs_is_a_record_and_a_publish_carries_its_ids(
         )
         assert unsafe.status_code == 202
         assert unsafe.headers["x-request-id"].startswith("req_"), "an unsafe request id is replaced"
-        wait_for(lambda: len(all_incidents(client)) == 2 and len(got.snapshot()) == 2, 60, "both publishes handled")
-        wait_for(lambda: event_id in decision_lines(stack.worker_logs), 30, "the decision line")
+        batch = client.post(
+            "/workflow_topics/logs/publish:batch",
+            json=[{"status": "ACTUAL", "data": {"v": 2}}],
+            headers={"X-Request-ID": f"rid-{fmt}-batch"},
+        )
+        assert batch.status_code == 202, batch.text
+        batch_event = batch.json()["ids"][0]
+        wait_for(
+            lambda: len(all_incidents(client)) == 3 and len(got.snapshot()) == 3, 60, "the three publishes handled"
+        )
+        wait_for(lambda: {event_id, batch_event} <= set(decision_lines(stack.worker_logs)), 30, "the decision lines")
     api = _every_line_parses(stack.var_dir / "api.log", fmt)
     worker = _every_line_parses(stack.worker_logs[0], fmt)
     org = stack.org
@@ -105,6 +114,8 @@ def test_every_line_of_both_logs_is_a_record_and_a_publish_carries_its_ids(
     decisions = [r for r in worker if r["event"] == "decision" and r["event_id"] == event_id]
     assert len(decisions) == 1 and decisions[0]["organization_id"] == org, decisions
     assert decisions[0]["request_id"] == f"rid-{fmt}-1", "the worker's line carries the publish request's id"
+    batched = [r for r in worker if r["event"] == "decision" and r["event_id"] == batch_event]
+    assert [r["request_id"] for r in batched] == [f"rid-{fmt}-batch"], batched
     assert any(r["logger"].startswith("faust") for r in worker), "Faust's own lines, in the same format"
     assert any(r["logger"].startswith("uvicorn") for r in api), "uvicorn's own lines, in the same format"
     assert "trace_id" not in decisions[0], "tracing is off: no trace id"
