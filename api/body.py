@@ -26,15 +26,33 @@ from app.domain.json_bounds import json_violations
 from app.errors import BodyTooLarge, InvalidInput, UnsupportedMediaType
 
 
-def check_json_headers(content_type: str, content_length: str | None, limit: int) -> None:
-    """Refuse a body that is not JSON (415) or declares more than ``limit`` bytes (413)."""
+def check_json_headers(
+    content_type: str, content_length: str | None, limit: int, content_encoding: str | None = None
+) -> None:
+    """Refuse a body that is not JSON in UTF-8 or is encoded (415), or declares more than ``limit``
+    bytes (413)."""
     if not _is_json(_media(content_type)):
         raise UnsupportedMediaType("Content-Type must be application/json")
     check_content_length(content_length, limit)
+    check_content_encoding(content_encoding)
+
+
+def check_content_encoding(content_encoding: str | None) -> None:
+    """415 for a body sent with a ``Content-Encoding`` (gzip, br…): bodies are read as sent, so an
+    encoded one would be refused as not JSON, or taken for what it is not."""
+    if content_encoding is not None and content_encoding.strip().lower() not in ("", "identity"):
+        raise UnsupportedMediaType("Content-Encoding is not supported: send the body without one (uncompressed)")
 
 
 def _media(content_type: str) -> str:
-    return content_type.split(";", 1)[0].strip().lower()
+    """The media type of ``content_type``, lower-case; 415 when it names a charset other than UTF-8
+    (JSON is UTF-8, RFC 8259: a body declared otherwise would be read as what it is not)."""
+    media, _, params = content_type.partition(";")
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            raise UnsupportedMediaType("the body must be UTF-8: a charset other than utf-8 is not supported")
+    return media.strip().lower()
 
 
 def _is_json(media: str) -> bool:
@@ -93,6 +111,16 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         limit = self.batch_max_bytes if _BATCH_ENDPOINT.search(scope.get("path", "")) else self.max_bytes
+        if not _TOKEN_ENDPOINT.search(scope.get("path", "")):  # its form: RFC 6749's answers (the route's)
+            for name, value in scope["headers"]:
+                try:
+                    if name == b"content-encoding":
+                        check_content_encoding(value.decode("latin-1"))
+                    elif name == b"content-type":
+                        _media(value.decode("latin-1"))
+                except UnsupportedMediaType as exc:
+                    await _refuse_unsupported(send, exc)
+                    return
         for name, value in scope["headers"]:
             if name == b"content-length":
                 if not value.isdigit() or int(value) > limit:
@@ -126,6 +154,13 @@ async def _refuse(send: Send, limit: int, *, oauth: bool = False) -> None:
         status, body = 400, orjson.dumps({"error": "invalid_request", "error_description": "the body is too large"})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse_unsupported(send: Send, exc: UnsupportedMediaType) -> None:
+    body = orjson.dumps(error_body(exc.code, exc.message))
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": exc.http_status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -244,6 +279,17 @@ _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
+def _scan_failure(exc: ValueError | RecursionError) -> str:
+    """Why the scanner could not read an element, as a single publish of it would say."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    if "digits" in str(exc):  # int() refuses over 4,300 digits (sys.set_int_max_str_digits)
+        return "a number too long to read"
+    return "not valid JSON"
+
+
 def _array_elements(body: bytes, max_items: int) -> list[bytes]:
     try:
         text = body.decode("utf-8")
@@ -269,7 +315,7 @@ def _array_elements(body: bytes, max_items: int) -> list[bytes]:
             try:
                 _, end = _DECODER.raw_decode(text, pos)
             except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number too long, nesting
-                message = exc.msg if isinstance(exc, json.JSONDecodeError) else "not valid JSON"
+                message = _scan_failure(exc)
                 raise _item_error(len(elements), f"invalid JSON: {message}") from None
             elements.append(text[pos:end].encode())
             pos = skip(end)

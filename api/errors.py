@@ -81,14 +81,22 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"code": code, "message": message, "details": details or {}}
 
 
+MAX_LISTED_FIELDS = 20  # a 422 lists at most this many failing fields, then counts the rest
+
+
 def validation_details(errors: list[Any]) -> dict[str, Any]:
-    """Failing fields as ``{"fields": [{"loc": "a.b", "msg": ...}]}`` (no input echoed back)."""
+    """Failing fields as ``{"fields": [{"field": "a.b", "message": ..., "type": ...}]}`` (no input
+    echoed back): the first :data:`MAX_LISTED_FIELDS`, and ``more_fields`` counting the rest, so a
+    body of thousands of unknown keys cannot make an answer many times its own size."""
     fields = []
-    for err in errors:
+    for err in errors[:MAX_LISTED_FIELDS]:
         # A tagged union (the action types) puts its tag in the location; the caller's path has none.
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body" and p not in _TAGS)
         fields.append({"field": loc, "message": err.get("msg", "invalid"), "type": err.get("type", "")})
-    return {"fields": fields}
+    details: dict[str, Any] = {"fields": fields}
+    if len(errors) > MAX_LISTED_FIELDS:
+        details["more_fields"] = len(errors) - MAX_LISTED_FIELDS
+    return details
 
 
 def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None] | None:
@@ -100,7 +108,10 @@ def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None
         wait = exc.retry_after if isinstance(exc, RateLimited) else 1.0
         headers = {"Retry-After": retry_after_header(wait)} if exc.retriable else None
         return exc.http_status, error_body(exc.code, exc.message, exc.details), headers
-    if isinstance(exc, ValidationError | RequestValidationError):
+    if isinstance(exc, ValidationError):  # without the input, context and URL: nothing of them is answered
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
+        return 422, error_body("VAL-001", "request validation failed", validation_details(list(errors))), None
+    if isinstance(exc, RequestValidationError):
         return 422, error_body("VAL-001", "request validation failed", validation_details(list(exc.errors()))), None
     if database_unavailable(exc):
         log.warning("database unavailable: %s", type(exc).__name__)

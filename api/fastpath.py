@@ -74,7 +74,7 @@ def publish_target(scope: Scope) -> tuple[str, str] | None:
 
 
 async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, receive: Receive, send: Send) -> None:
-    authorization = content_type = content_length = None
+    authorization = content_type = content_length = content_encoding = None
     rid: bytes = scope["tocsin.request_id"]
     for name, value in scope["headers"]:
         if name == b"authorization" and authorization is None:
@@ -83,6 +83,8 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
             content_type = value.decode("latin-1")
         elif name == b"content-length" and content_length is None:
             content_length = value.decode("latin-1")
+        elif name == b"content-encoding" and content_encoding is None:
+            content_encoding = value.decode("latin-1")
     extra: dict[str, str] | None = None
     structlog.contextvars.bind_contextvars(organization_id=org_id)
     accepting = accept_publish(
@@ -92,6 +94,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         authorization=authorization,
         content_type=content_type or "",
         content_length=content_length,
+        content_encoding=content_encoding,
         receive=receive,
         request_id=rid.decode("ascii"),
     )

@@ -49,6 +49,7 @@ from app.store.workflows import find_topic
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
 
 PERMISSION = "organization.workflow_topic:publish"
+MAX_LISTED_REFUSALS = 100  # a refused batch lists this many refused requests at most: checking stops there
 
 
 class PublishAccepted(Out):
@@ -162,12 +163,13 @@ async def accept_publish(
     content_length: str | None,
     receive: Receive,
     request_id: str | None = None,
+    content_encoding: str | None = None,
 ) -> str:
     """Check, validate and produce one publish; the server's event id once its record is stored
     (committed, with TOCSIN_PUBLISH_TRANSACTIONS)."""
     principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
     limit = state.settings.max_body_bytes
-    check_json_headers(content_type, content_length, limit)
+    check_json_headers(content_type, content_length, limit, content_encoding)
     body = await receive_body(receive, limit)
     payload = check_publish(body, state.input_limits, partition_key_required=_needs_partition_key(ref))
     ref = _active(ref)
@@ -203,7 +205,11 @@ async def accept_batch(
     cleared = not may_exceed(body, None)
     payloads: list[PublishRequest] = []
     refused: list[dict[str, Any]] = []
+    unchecked = 0
     for item in items:
+        if len(refused) == MAX_LISTED_REFUSALS:  # enough to refuse the batch: the answer stays small
+            unchecked = len(items) - item.index
+            break
         try:
             if len(item.body) > settings.max_body_bytes:
                 message = f"larger than {settings.max_body_bytes} bytes (TOCSIN_MAX_BODY_BYTES, a publish's limit)"
@@ -214,6 +220,13 @@ async def accept_batch(
         except (ValidationError, InvalidInput) as exc:
             refused.append(_refusal(item, exc))
     if refused:
+        if unchecked:
+            raise InvalidInput(
+                f"{len(refused)} of the first {len(items) - unchecked} of {len(items)} publish requests refused "
+                f"(checking stops at {MAX_LISTED_REFUSALS}; the other {unchecked} were not checked); "
+                "nothing was stored",
+                details={"items": refused, "unchecked": unchecked},
+            )
         raise InvalidInput(
             f"{len(refused)} of {len(items)} publish requests refused; nothing was stored",
             details={"items": refused},
@@ -243,13 +256,17 @@ async def accept_batch(
 
 
 def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, Any]:
-    """``{index, line?, fields}``: why one request of a batch was refused, as a single publish says it."""
+    """``{index, line?, fields, more_fields?}``: why one request of a batch was refused, as a single
+    publish says it."""
     described = describe(exc)
     assert described is not None  # both kinds are the API's own 422s
     refusal: dict[str, Any] = {"index": item.index}
     if item.line is not None:
         refusal["line"] = item.line
-    refusal["fields"] = described[1]["details"].get("fields", [])
+    details = described[1]["details"]
+    refusal["fields"] = details.get("fields", [])
+    if "more_fields" in details:
+        refusal["more_fields"] = details["more_fields"]
     return refusal
 
 
@@ -280,6 +297,7 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
         content_length=headers.get("content-length"),
         receive=request.receive,
         request_id=scope_request_id(request.scope),
+        content_encoding=headers.get("content-encoding"),
     )
     return json_response({"id": event_id}, status_code=202)
 

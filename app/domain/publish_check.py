@@ -21,7 +21,7 @@ PARTITION_KEY_REQUIRED = "event_control.partition_key is required on topics with
 def limits_error(violations: Sequence[Violation]) -> InvalidInput:
     """422 VAL-001 listing each field over its limit: ``{"fields": [{field, message, type}]}``."""
     return InvalidInput(
-        "; ".join(f"{field}: {message}" for field, message in violations),
+        "; ".join(f"{field}: {message}" if field else message for field, message in violations),
         details={"fields": [{"field": f, "message": m, "type": LIMIT_EXCEEDED} for f, m in violations]},
     )
 
@@ -42,6 +42,6 @@ def check_publish(
     if partition_key_required and request.partition_key is None:
         raise InvalidInput(
             PARTITION_KEY_REQUIRED,
-            details={"fields": [{"field": "event_control.partition_key", "message": "required"}]},
+            details={"fields": [{"field": "event_control.partition_key", "message": "required", "type": "missing"}]},
         )
     return request

@@ -321,6 +321,7 @@ def test_a_batch_larger_than_the_burst_is_422_saying_to_split_it(api: Stack) -> 
     r = post_batch(api, topic, [item(str(i)) for i in range(BURST + 1)])
     assert r.status_code == 422, r.text
     assert "TOCSIN_PUBLISH_BURST" in r.json()["details"]["fields"][0]["message"]
+    assert r.json()["message"].startswith(f"{BURST + 1} events, more than"), r.json()["message"]  # no ": " first
     assert post_batch(api, topic, [item(str(i)) for i in range(BURST)]).status_code == 202  # nothing was spent
 
 
@@ -344,3 +345,93 @@ def test_openapi_documents_the_batch_route(api: Stack) -> None:
     assert set(content) == {"application/json", "application/x-ndjson"}
     assert content["application/json"]["schema"]["items"]["properties"]["data"]
     assert {"202", "409", "413", "415", "422", "429"} <= set(operation["responses"])
+
+
+def test_a_request_with_many_bad_fields_lists_twenty_and_counts_the_rest(api: Stack) -> None:
+    """A body of many unknown keys cannot make an answer many times its own size: a single publish
+    and each refused request of a batch list 20 failing fields and count the others."""
+    topic = new_topic(api)
+    bad = {"status": "ACTUAL", "data": {}, **{f"k{i:02}": 0 for i in range(30)}}
+    headers = {"Authorization": f"Bearer {api.credentials['access_token']}"}
+    single = httpx.post(
+        f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/{topic}/publish", json=bad, headers=headers
+    )
+    assert single.status_code == 422, single.text
+    details = single.json()["details"]
+    assert len(details["fields"]) == 20 and details["more_fields"] == 10, details
+    assert {f["type"] for f in details["fields"]} == {"extra_forbidden"}
+    r = post_batch(api, topic, [item("ok"), bad, bad])
+    assert r.status_code == 422, r.text
+    entries = r.json()["details"]["items"]
+    assert [(e["index"], len(e["fields"]), e["more_fields"]) for e in entries] == [(1, 20, 10), (2, 20, 10)]
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("Content-Encoding", "gzip"),
+        ("Content-Encoding", "br"),
+        ("Content-Type", "application/json; charset=latin-1"),
+        ("Content-Type", 'application/json; charset="ISO-8859-1"'),
+    ],
+)
+def test_an_encoded_body_or_another_charset_is_415_on_every_json_route(api: Stack, header: str, value: str) -> None:
+    """Bodies are read as UTF-8 JSON as sent: a declared encoding or charset would be read as what it
+    is not (a gzip body refused as "not UTF-8", a br body taken as plain), so both are refused first."""
+    topic = new_topic(api)
+    tag = uuid.uuid4().hex[:6]
+    headers = {
+        "Authorization": f"Bearer {api.credentials['access_token']}",
+        "Content-Type": "application/json",
+        header: value,
+    }
+    base = f"{api.base_url}/v1/organizations/{api.org}"
+    targets = [
+        (f"{base}/workflow_topics/{topic}/publish", orjson.dumps(item(f"{tag}-enc"))),  # the fast path
+        (f"{base}/workflow_topics/{topic}/publish:batch", orjson.dumps([item(f"{tag}-enc")])),
+        (f"{base}/workflow_topics", orjson.dumps({"key": f"e{uuid.uuid4().hex[:8]}"})),  # any JSON route
+    ]
+    for url, body in targets:
+        r = httpx.post(url, content=body, headers=headers, timeout=30)
+        assert r.status_code == 415, (url, r.status_code, r.text)
+        assert r.json()["code"] == "VAL-003"
+    plain = {**headers, "Content-Type": "application/json; charset=UTF-8"}
+    plain.pop("Content-Encoding", None)
+    ok = httpx.post(targets[0][0], content=orjson.dumps(item(f"{tag}-ok")), headers=plain, timeout=30)
+    assert ok.status_code == 202, ok.text  # utf-8, declared or not, is fine
+    assert f"{tag}-enc" not in wait_stored(api, f"{tag}-ok"), "a refused publish was stored"
+
+
+@pytest.mark.parametrize(
+    ("element", "message"),
+    [("[" * 5000 + "]" * 5000, "JSON nested too deeply"), ("1" * 5000, "a number too long to read")],
+)
+def test_an_unreadable_array_element_says_why(api: Stack, element: str, message: str) -> None:
+    good = orjson.dumps(item("x")).decode()
+    r = post_batch(api, "paused", content=f"[{good},{element}]".encode())
+    assert r.status_code == 422, r.text
+    (entry,) = r.json()["details"]["items"]
+    assert entry["index"] == 1 and message in entry["fields"][0]["message"], entry
+
+
+def test_a_batch_with_more_than_a_hundred_refused_requests_lists_a_hundred_and_stops(
+    kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Checking stops at the 100th refused request: the answer names those and counts the requests
+    left unchecked, so a batch of bad requests costs a bounded answer and bounded work."""
+    stack = Stack(tmp_path_factory.mktemp("batch-defaults"), kafka.bootstrap)
+    stack.bootstrap()
+    stack.start_api()
+    try:
+        topic = new_topic(stack)
+        batch = [{"status": "ACTUAL"} if i % 2 else item(str(i)) for i in range(400)]  # odd ones lack data
+        r = post_batch(stack, topic, batch)
+        assert r.status_code == 422, r.text
+        body = r.json()
+        indexes = [e["index"] for e in body["details"]["items"]]
+        assert indexes == list(range(1, 200, 2)), indexes  # the first 100 refused
+        assert body["details"]["unchecked"] == 400 - 200, body["details"]
+        assert "nothing was stored" in body["message"] and "not checked" in body["message"]
+        assert len(r.content) < 40_000, len(r.content)
+    finally:
+        stack.stop()
