@@ -172,6 +172,8 @@ async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dic
     names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
     counts = await topics.partition_counts(admin, names)
     applied: dict[TopicPartition, int] = {}
+    if not any(counts.values()):  # no worker of this group ever ran: nothing applied anywhere
+        return applied  # (and aiokafka's consumer raises CancelledError when stopped right after its start)
     consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
     await consumer.start()
     try:
@@ -238,6 +240,24 @@ async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str
 def _listed(unconsumed_from: dict[str, int]) -> str:
     """The partitions with records not yet consumed, and from which offset, for a message."""
     return ", ".join(f"{where} from offset {offset}" for where, offset in sorted(unconsumed_from.items()))
+
+
+def _check_worker_group(settings: Settings, existing: set[str]) -> None:
+    """Refuse a ``TOCSIN_WORKER_ID`` whose workers never ran here while another group's did: a typo
+    would grow the topics and leave the real group's control state where the new count does not
+    look for it."""
+    suffix = f".{topics.CONTROL_CHANGELOG}"
+    if topics.changelog_topic(settings, topics.CONTROL_CHANGELOG) in existing:
+        return
+    prefix = settings.topic("")
+    others = sorted(
+        name[len(prefix) : -len(suffix)] for name in existing if name.startswith(prefix) and name.endswith(suffix)
+    )
+    if others:
+        raise Refused(
+            f"the worker group {settings.worker_id!r} (TOCSIN_WORKER_ID) has no control state here, but "
+            f"{', '.join(repr(o) for o in others)} has: run this with the workers' TOCSIN_WORKER_ID"
+        )
 
 
 async def check_drained(admin: AIOKafkaAdminClient, settings: Settings) -> None:
@@ -377,6 +397,7 @@ async def grow(settings: Settings, count: int, progress: Callable[[str], None] =
             raise Refused(
                 f"topics already have up to {max(counts.values())} partitions; Kafka cannot take partitions away"
             )
+        _check_worker_group(settings, existing)
         resuming = topics.grow_marker(settings) in existing
         progress(
             f"growing {settings.topic_prefix}* (worker group {settings.worker_id}) to {count} partitions"

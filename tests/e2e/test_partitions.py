@@ -248,3 +248,30 @@ async def test_a_publish_during_the_grow_is_reported(kafka: LocalKafka) -> None:
         assert grow_marker(settings) not in names
     finally:
         await admin.close()
+
+
+def test_a_wrong_worker_id_is_refused_in_one_line_and_changes_nothing(stack_factory: Callable[..., Stack]) -> None:
+    """``TOCSIN_WORKER_ID`` naming no deployment (a typo): no changelog of that id exists, so nothing
+    can be carried; the command says so in one line (no traceback) and the topics keep their count.
+    The outside attacker's run: a raw traceback ending in CancelledError, three times in three."""
+    stack = stack_factory(partitions=OLD).start()
+    with stack.client() as client:
+        assert client.post("/workflow_topics", json={"key": "river"}).status_code == 201
+    stack.stop_worker()
+    for count in (str(NEW), str(OLD)):
+        wrong = cli(stack, "partitions", "--count", count, timeout=120, TOCSIN_WORKER_ID="no-such-deployment")
+        assert wrong.returncode != 0, wrong.stdout
+        assert "Traceback" not in wrong.stderr and "no-such-deployment" in wrong.stderr, wrong.stderr[-3000:]
+    assert set(asyncio.run(keyed_counts(stack)).values()) == {OLD}, "the refused command changed a topic"
+
+
+async def keyed_counts(stack: Stack) -> dict[str, int]:
+    settings = Settings(
+        kafka_bootstrap=stack.env["TOCSIN_KAFKA_BOOTSTRAP"], topic_prefix=stack.env["TOCSIN_TOPIC_PREFIX"]
+    )
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
+    await admin.start()
+    try:
+        return await partition_counts(admin, keyed_topics(settings))
+    finally:
+        await admin.close()
