@@ -146,9 +146,16 @@ class FaustConsumer:
         return True
 
     def lag(self) -> Iterable[tuple[Any, int]]:
-        """``(tp, records not read yet)`` per assigned partition: high watermark minus next read."""
+        """``(tp, records not read yet)`` per assigned partition of the topics the agents consume:
+        high watermark minus next read. Not the tables' changelogs: the consumer holds their
+        partitions too (its own, read only while recovering, which /readyz reports; and standbys',
+        whose read offset is not the agents'), and counting them showed thousands of records
+        "behind" on an idle, drained deployment of two workers."""
         consumer = _faust.consumer
+        changelogs = _faust.tables.changelog_topics
         for tp in consumer.assignment():
+            if tp.topic in changelogs:
+                continue
             try:
                 highwater = consumer.highwater(tp)
             except Exception:  # noqa: BLE001 - a partition revoked meanwhile has no watermark
