@@ -40,7 +40,7 @@ from app.domain.ids import new_id, new_ids
 from app.domain.json_bounds import may_exceed
 from app.domain.principal import Principal
 from app.domain.publish import PublishRequest, idempotency_stage_key, publish_record_json, state_key
-from app.domain.publish_check import check_publish, limits_error
+from app.domain.publish_check import check_batch_at_once, check_publish, limits_error
 from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
 from app.kafka.topics import IDEMPOTENCY, PUBLISH
 from app.observability import tracing
@@ -199,8 +199,46 @@ async def accept_batch(
     ndjson = is_ndjson(content_type)
     check_content_length(content_length, settings.max_publish_batch_bytes)
     body = await receive_body(receive, settings.max_publish_batch_bytes)
-    items = split_batch(body, ndjson=ndjson, max_items=settings.max_publish_batch_items)
     required = _needs_partition_key(ref)
+    at_once = None
+    if not ndjson:
+        at_once = check_batch_at_once(
+            body,
+            state.input_limits,
+            max_items=settings.max_publish_batch_items,
+            max_request_bytes=settings.max_body_bytes,
+            partition_key_required=required,
+        )
+    payloads = at_once if at_once is not None else _checked_one_by_one(state, body, ndjson=ndjson, required=required)
+    ref = _active(ref)  # after the body: 422 before 409, as a single publish
+    if not state.publish_limits.fits(len(payloads)):
+        raise limits_error(
+            [
+                (
+                    "",
+                    f"{len(payloads)} events, more than the {settings.publish_burst} a publisher may send at once "
+                    "(TOCSIN_PUBLISH_BURST); split the batch",
+                )
+            ]
+        )
+    _take_tokens(state, principal, ref, len(payloads))
+    accepted_ms = now_ms()
+    ids = new_ids("evt", len(payloads))
+    batch = tuple(
+        _record(state, org_id, ref, p, i, accepted_ms, request_id) for p, i in zip(payloads, ids, strict=True)
+    )
+    publisher = state.batch_publisher
+    if publisher is None:
+        raise Unavailable("batch publishes are not available on this replica yet; nothing was accepted, retry later")
+    await publisher.publish_batch(batch)
+    return ids
+
+
+def _checked_one_by_one(state: ApiState, body: bytes, *, ndjson: bool, required: bool) -> list[PublishRequest]:
+    """Each request of the batch checked as a single publish; 422 naming the refused ones (at most
+    :data:`MAX_LISTED_REFUSALS`: checking stops there)."""
+    settings = state.settings
+    items = split_batch(body, ndjson=ndjson, max_items=settings.max_publish_batch_items)
     # one search of the whole body for numbers out of range, not one per request (a substring search)
     cleared = not may_exceed(body, None)
     payloads: list[PublishRequest] = []
@@ -231,28 +269,7 @@ async def accept_batch(
             f"{len(refused)} of {len(items)} publish requests refused; nothing was stored",
             details={"items": refused},
         )
-    ref = _active(ref)
-    if not state.publish_limits.fits(len(payloads)):
-        raise limits_error(
-            [
-                (
-                    "",
-                    f"{len(payloads)} events, more than the {settings.publish_burst} a publisher may send at once "
-                    "(TOCSIN_PUBLISH_BURST); split the batch",
-                )
-            ]
-        )
-    _take_tokens(state, principal, ref, len(payloads))
-    accepted_ms = now_ms()
-    ids = new_ids("evt", len(payloads))
-    batch = tuple(
-        _record(state, org_id, ref, p, i, accepted_ms, request_id) for p, i in zip(payloads, ids, strict=True)
-    )
-    publisher = state.batch_publisher
-    if publisher is None:
-        raise Unavailable("batch publishes are not available on this replica yet; nothing was accepted, retry later")
-    await publisher.publish_batch(batch)
-    return ids
+    return payloads
 
 
 def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from api.body import split_batch
 from app.domain.conditions import compile_condition
 from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
 from app.domain.json_bounds import json_violations
@@ -31,6 +32,7 @@ from app.domain.limits import PublishLimits, publish_violations
 from app.domain.notification import NotificationObject
 from app.domain.permissions import is_valid_permission, permission_covers
 from app.domain.publish import PublishRequest, publish_record, publish_record_json
+from app.domain.publish_check import check_batch_at_once, check_publish
 from app.domain.resource_names import (
     InvalidName,
     organization_of,
@@ -41,7 +43,7 @@ from app.domain.resource_names import (
 )
 from app.domain.subject_filter import subject_matches, validate_subject_filter
 from app.domain.workflow import render_template
-from app.errors import InvalidCredential
+from app.errors import InvalidCredential, InvalidInput
 from app.kafka import records
 from tests.support.bounds import bounded
 
@@ -283,6 +285,54 @@ def test_publish_bodies_parse_or_refuse_and_limits_are_bounded(body: bytes) -> N
                 event_id="evt_1", org_id=ORG, topic_id="wtp_1", request=request, accepted_ms=1
             )
             assert records.decode(as_written) == records.decode(records.encode(record))  # the same record
+
+
+def _one_by_one(body: bytes, limits: PublishLimits, required: bool, max_request: int) -> list[PublishRequest] | None:
+    """The batch checked request by request, as the API's general path does (None: refused)."""
+    try:
+        items = split_batch(body, ndjson=False, max_items=1000)
+        if any(len(item.body) > max_request for item in items):
+            return None
+        return [check_publish(item.body, limits, partition_key_required=required) for item in items]
+    except (ValidationError, InvalidInput):
+        return None
+
+
+@FUZZ
+@given(st.lists(publish_bodies(), min_size=1, max_size=4), st.booleans(), st.sampled_from([" ", "", "\n\t"]))
+@example([b'{"status":"ACTUAL","data":{}}'], True, "")
+@example([b'{"status":"ACTUAL","data":{},"event_control":{"partition_key":"k"}}'] * 2, True, " ")
+@example([b'{"status":"ACTUAL","data":{"s":"' + b"x" * 40 + b'"}}'], False, "")
+@example([b'{"status":"ACTUAL","data":{},"notification":{"data":{"a":[1,2,3,4,5,6]}}}'], False, "")
+def test_a_batch_checked_at_once_accepts_only_what_checking_each_request_accepts(
+    bodies: list[bytes], required: bool, space: str
+) -> None:
+    """The batch's one-pass check (app/domain/publish_check.py) is exact: whatever it accepts, checking
+    each request as a single publish accepts too, as the same requests; it may decline (None) and
+    leave the batch to that check, never accept what that check refuses."""
+    sep = f"{space},{space}".encode()
+    body = f"[{space}".encode() + sep.join(bodies) + f"{space}]".encode()
+    for limits in (PublishLimits(), SMALL):
+        for max_request in (256 * 1024, 120):
+            with bounded(body[:60]):
+                at_once = check_batch_at_once(
+                    body, limits, max_items=1000, max_request_bytes=max_request, partition_key_required=required
+                )
+                each = _one_by_one(body, limits, required, max_request)
+            if at_once is not None:
+                assert each is not None, (body[:200], limits)
+                assert [r.model_dump() for r in at_once] == [r.model_dump() for r in each]
+
+
+def test_a_plain_batch_is_checked_at_once() -> None:
+    """The common case takes the one-pass check (else it would only ever decline, unnoticed)."""
+    item = {"status": "ACTUAL", "data": {"m": 5.5, "r": "kanto"}, "event_control": {"partition_key": "site-1"}}
+    body = orjson.dumps([{**item, "event": {"id": str(i), "name": "e"}} for i in range(1000)])
+    checked = check_batch_at_once(
+        body, PublishLimits(), max_items=1000, max_request_bytes=256 * 1024, partition_key_required=True
+    )
+    assert checked is not None and len(checked) == 1000 and checked[999].event is not None
+    assert checked[999].event.id == "999"
 
 
 @FUZZ
