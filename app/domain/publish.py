@@ -92,6 +92,29 @@ def publish_record(
     return body
 
 
+class PublishRecordEncoder:
+    """:func:`publish_record` (plus ``state_key``, for the idempotency stage) as the JSON the ingress
+    writes, for the publishes of one request: they share all the server's fields but the event id
+    (a batch's up to 1,000), so those are encoded once. Each request is serialized by pydantic
+    straight to bytes, behind the server's fields — the same object as :func:`publish_record`, in
+    about a third of the time of a dict encoded again."""
+
+    __slots__ = ("_shared",)
+
+    def __init__(self, org_id: str, topic_id: str, accepted_ms: int, request_id: str | None = None) -> None:
+        shared: dict[str, Any] = {"organization_id": org_id, "topic_id": topic_id, "accepted_ms": accepted_ms, "v": 1}
+        if request_id is not None:  # the API request's, on the worker's lines about the event too
+            shared["request_id"] = request_id
+        self._shared = b"," + to_json(shared)[1:-1]
+
+    def encode(self, event_id: str, request: PublishRequest, state_key: str | None = None) -> bytes:
+        """The record of ``request`` as event ``event_id`` (a server id: ASCII letters, digits, ``_``)."""
+        body = request.__pydantic_serializer__.to_json(request, exclude_none=True)
+        keyed = b',"state_key":' + to_json(state_key) if state_key is not None else b""
+        # the body has at least "data" and "status": its "{" opens the rest of this object
+        return b'{"id":"' + event_id.encode() + b'"' + self._shared + keyed + b"," + body[1:]
+
+
 def publish_record_json(
     *,
     event_id: str,
@@ -102,19 +125,5 @@ def publish_record_json(
     state_key: str | None = None,
     request_id: str | None = None,
 ) -> bytes:
-    """:func:`publish_record` (plus ``state_key``, for the idempotency stage) as the JSON the ingress
-    writes: the request serialized by pydantic straight to bytes, behind the server's fields — the
-    same object, in about a third of the time of a dict encoded again (a batch makes up to 1,000)."""
-    head: dict[str, Any] = {
-        "id": event_id,
-        "organization_id": org_id,
-        "topic_id": topic_id,
-        "accepted_ms": accepted_ms,
-        "v": 1,
-    }
-    if state_key is not None:
-        head["state_key"] = state_key
-    if request_id is not None:  # the API request's, on the worker's lines about the event too
-        head["request_id"] = request_id
-    body = request.__pydantic_serializer__.to_json(request, exclude_none=True)
-    return to_json(head)[:-1] + b"," + body[1:]  # the body has at least "data" and "status"
+    """One publish's record JSON (:class:`PublishRecordEncoder`)."""
+    return PublishRecordEncoder(org_id, topic_id, accepted_ms, request_id).encode(event_id, request, state_key)
