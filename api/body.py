@@ -44,6 +44,27 @@ def check_content_encoding(content_encoding: str | None) -> None:
         raise UnsupportedMediaType("Content-Encoding is not supported: send the body without one (uncompressed)")
 
 
+def joined_header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str | None:
+    """Every value of header ``name``, joined with ``", "`` (how HTTP combines a repeated field), or
+    None: a second ``Content-Encoding`` or ``Content-Type`` is judged with the first, not dropped."""
+    values = [value.decode("latin-1") for key, value in headers if key == name]
+    return ", ".join(values) if values else None
+
+
+def check_body_headers(headers: Iterable[tuple[bytes, bytes]], *, ndjson_allowed: bool = False) -> None:
+    """415 for a request with a body that is not JSON in UTF-8 (NDJSON too where ``ndjson_allowed``),
+    or with a ``Content-Encoding``; a request without a body passes whatever its headers say."""
+    check_content_encoding(joined_header(headers, b"content-encoding"))
+    content_type = joined_header(headers, b"content-type")
+    media = _media(content_type) if content_type is not None else ""
+    has_body = any(
+        (key == b"content-length" and value.strip() not in (b"", b"0")) or key == b"transfer-encoding"
+        for key, value in headers
+    )
+    if has_body and not (_is_json(media) or (ndjson_allowed and media == NDJSON)):
+        raise UnsupportedMediaType("Content-Type must be application/json")
+
+
 def _media(content_type: str) -> str:
     """The media type of ``content_type``, lower-case; 415 when it names a charset other than UTF-8
     (JSON is UTF-8, RFC 8259: a body declared otherwise would be read as what it is not)."""
@@ -110,17 +131,15 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.batch_max_bytes if _BATCH_ENDPOINT.search(scope.get("path", "")) else self.max_bytes
-        if not _TOKEN_ENDPOINT.search(scope.get("path", "")):  # its form: RFC 6749's answers (the route's)
-            for name, value in scope["headers"]:
-                try:
-                    if name == b"content-encoding":
-                        check_content_encoding(value.decode("latin-1"))
-                    elif name == b"content-type":
-                        _media(value.decode("latin-1"))
-                except UnsupportedMediaType as exc:
-                    await _refuse_unsupported(send, exc)
-                    return
+        path = scope.get("path", "")
+        batch = bool(_BATCH_ENDPOINT.search(path))
+        limit = self.batch_max_bytes if batch else self.max_bytes
+        if not _TOKEN_ENDPOINT.search(path):  # its form: RFC 6749's answers (the route's)
+            try:
+                check_body_headers(scope["headers"], ndjson_allowed=batch)
+            except UnsupportedMediaType as exc:
+                await _refuse_unsupported(send, exc)
+                return
         for name, value in scope["headers"]:
             if name == b"content-length":
                 if not value.isdigit() or int(value) > limit:

@@ -74,17 +74,23 @@ def publish_target(scope: Scope) -> tuple[str, str] | None:
 
 
 async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, receive: Receive, send: Send) -> None:
-    authorization = content_type = content_length = content_encoding = None
+    authorization = content_length = None
     rid: bytes = scope["tocsin.request_id"]
+    types: list[bytes] = []
+    encodings: list[bytes] = []
     for name, value in scope["headers"]:
         if name == b"authorization" and authorization is None:
             authorization = value.decode("latin-1")
-        elif name == b"content-type" and content_type is None:
-            content_type = value.decode("latin-1")
+        elif name == b"content-type":
+            types.append(value)
         elif name == b"content-length" and content_length is None:
             content_length = value.decode("latin-1")
-        elif name == b"content-encoding" and content_encoding is None:
-            content_encoding = value.decode("latin-1")
+        elif name == b"content-encoding":
+            encodings.append(value)
+    # repeated, they are judged together, as HTTP combines them (a second "gzip" or
+    # "charset=latin-1" is not dropped): api/body.py joined_header
+    content_type = b", ".join(types).decode("latin-1") if types else None
+    content_encoding = b", ".join(encodings).decode("latin-1") if encodings else None
     extra: dict[str, str] | None = None
     structlog.contextvars.bind_contextvars(organization_id=org_id)
     accepting = accept_publish(

@@ -435,3 +435,42 @@ def test_a_batch_with_more_than_a_hundred_refused_requests_lists_a_hundred_and_s
         assert len(r.content) < 40_000, len(r.content)
     finally:
         stack.stop()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [("Content-Encoding", "identity"), ("Content-Encoding", "gzip")],
+        [("Content-Encoding", ""), ("Content-Encoding", "gzip")],
+        [("Content-Type", "application/json; charset=latin-1")],  # a second Content-Type
+        [("Content-Type", "text/plain")],
+    ],
+)
+def test_a_repeated_encoding_or_type_header_is_judged_with_the_first(api: Stack, extra: list[tuple[str, str]]) -> None:
+    """The single publish's fast path read only the first of each: "identity" then "gzip" was a 202
+    (outside attacker); the batch and the other routes already judged them all."""
+    topic = new_topic(api)
+    base = f"{api.base_url}/v1/organizations/{api.org}"
+    headers = [("Authorization", f"Bearer {api.credentials['access_token']}"), ("Content-Type", "application/json")]
+    for url, body in (
+        (f"{base}/workflow_topics/{topic}/publish", orjson.dumps(item("dup"))),
+        (f"{base}/workflow_topics/{topic}/publish:batch", orjson.dumps([item("dup")])),
+    ):
+        r = httpx.post(url, content=body, headers=[*headers, *extra], timeout=30)
+        assert r.status_code == 415, (url, r.status_code, r.text)
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_that_is_not_declared_json_is_415_on_every_route(api: Stack, content_type: str | None) -> None:
+    """README, Errors: 415 VAL-003 for a body that is not JSON. The topic and operation-book routes
+    answered 422 "Input should be a valid dictionary" (outside attacker)."""
+    base = f"{api.base_url}/v1/organizations/{api.org}"
+    headers = {"Authorization": f"Bearer {api.credentials['access_token']}"}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    key = f"p{uuid.uuid4().hex[:8]}"
+    for method, url in (("POST", f"{base}/workflow_topics"), ("PATCH", f"{base}/workflow_topics/paused")):
+        r = httpx.request(method, url, content=orjson.dumps({"key": key}), headers=headers, timeout=30)
+        assert r.status_code == 415 and r.json()["code"] == "VAL-003", (method, r.status_code, r.text)
+    listed = httpx.get(f"{base}/workflow_topics", headers=headers, timeout=30)
+    assert listed.status_code == 200 and key not in listed.text  # a GET has no body: no Content-Type needed
