@@ -124,7 +124,8 @@ def test_metric_and_set_topics_refuse_a_publish_without_partition_key(
     ):
         r = client.post(f"/workflow_topics/{topic['id']}/publish", json=body)
         assert r.status_code == 422, r.text
-        assert r.json()["details"]["fields"] == [{"field": "event_control.partition_key", "message": "required", "type": "missing"}]
+        required = {"field": "event_control.partition_key", "message": "required", "type": "missing"}
+        assert r.json()["details"]["fields"] == [required]
     ok = client.post(
         f"/workflow_topics/{topic['id']}/publish",
         json={"status": "ACTUAL", "data": {}, "event_control": {"partition_key": "p", "metrics": {"level": 5}}},
