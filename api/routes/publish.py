@@ -139,8 +139,7 @@ def _records(
     records = []
     for payload, event_id in zip(payloads, event_ids, strict=True):
         status = payload.status.value
-        control = payload.event_control
-        key = state_key(org_id, ref.id, status, (control.partition_key if control else None) or event_id)
+        key = state_key(org_id, ref.id, status, payload.partition_key or event_id)
         idempotency_key = payload.attributes.idempotency_key if payload.attributes is not None else None
         if idempotency_key is None:
             records.append(Record(publish_topic, key.encode(), encoder.encode(event_id, payload), accepted_ms))
@@ -310,19 +309,22 @@ def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, 
     },
 )
 async def publish(org_id: str, topic: str, request: Request) -> Response:
-    headers = request.headers
-    event_id = await accept_publish(
-        get_state(request),
-        org_id,
-        topic,
-        authorization=headers.get("authorization"),
-        content_type=headers.get("content-type", ""),
-        content_length=headers.get("content-length"),
-        receive=request.receive,
-        request_id=scope_request_id(request.scope),
-        content_encoding=headers.get("content-encoding"),
-    )
+    event_id = await accept_publish(get_state(request), org_id, topic, **_request_parts(request))
     return json_response({"id": event_id}, status_code=202)
+
+
+def _request_parts(request: Request) -> dict[str, Any]:
+    """What :func:`accept_publish` and :func:`accept_batch` read of the request (the ASGI fast
+    path, api/fastpath.py, gives them the same from the raw scope). Its Content-Encoding is checked
+    before the route (api/body.py, BodyLimitMiddleware)."""
+    headers = request.headers
+    return {
+        "authorization": headers.get("authorization"),
+        "content_type": headers.get("content-type", ""),
+        "content_length": headers.get("content-length"),
+        "receive": request.receive,
+        "request_id": scope_request_id(request.scope),
+    }
 
 
 class BatchAccepted(Out):
@@ -360,17 +362,7 @@ def _batch_schema() -> dict[str, Any]:
     },
 )
 async def publish_batch(org_id: str, topic: str, request: Request) -> Response:
-    headers = request.headers
-    ids = await accept_batch(
-        get_state(request),
-        org_id,
-        topic,
-        authorization=headers.get("authorization"),
-        content_type=headers.get("content-type", ""),
-        content_length=headers.get("content-length"),
-        receive=request.receive,
-        request_id=scope_request_id(request.scope),
-    )
+    ids = await accept_batch(get_state(request), org_id, topic, **_request_parts(request))
     return json_response({"ids": ids}, status_code=202)
 
 

@@ -113,17 +113,3 @@ class PublishRecordEncoder:
         keyed = b',"state_key":' + to_json(state_key) if state_key is not None else b""
         # the body has at least "data" and "status": its "{" opens the rest of this object
         return b'{"id":"' + event_id.encode() + b'"' + self._shared + keyed + b"," + body[1:]
-
-
-def publish_record_json(
-    *,
-    event_id: str,
-    org_id: str,
-    topic_id: str,
-    request: PublishRequest,
-    accepted_ms: int,
-    state_key: str | None = None,
-    request_id: str | None = None,
-) -> bytes:
-    """One publish's record JSON (:class:`PublishRecordEncoder`)."""
-    return PublishRecordEncoder(org_id, topic_id, accepted_ms, request_id).encode(event_id, request, state_key)

@@ -168,15 +168,22 @@ class MetricLoad:
     def accepted(self) -> list[Published]:
         return [p for p in self.sent if p.server_id is not None]
 
-    def expected(self) -> dict[str, str]:
-        """Server event id → the spec's decision, from each key's accepted values in order."""
+    def decided_by_key(self) -> list[list[tuple[Published, str]]]:
+        """Each key's accepted publishes in order, each with the spec's decision for it."""
         by_key: dict[str, list[Published]] = defaultdict(list)
         for p in self.accepted():
             by_key[p.key].append(p)
-        out: dict[str, str] = {}
+        decided = []
         for items in by_key.values():
             items.sort(key=lambda p: p.index)
-            for p, decision in zip(items, spec_decisions([p.value for p in items]), strict=True):
+            decided.append(list(zip(items, spec_decisions([p.value for p in items]), strict=True)))
+        return decided
+
+    def expected(self) -> dict[str, str]:
+        """Server event id → the spec's decision, from each key's accepted values in order."""
+        out: dict[str, str] = {}
+        for pairs in self.decided_by_key():
+            for p, decision in pairs:
                 assert p.server_id is not None
                 out[p.server_id] = decision
         return out
@@ -308,14 +315,10 @@ def churn_workers(stack: Stack, flowed: Callable[[], int], step: int = 200) -> C
 def spec_episodes(load: MetricLoad) -> dict[str, bool]:
     """The episodes the spec's METRIC table opens over ``load``'s accepted events: the publisher
     event id of each episode's opening NOTIFY → whether a RESOLVE ended it (one incident each)."""
-    by_key: dict[str, list[Published]] = defaultdict(list)
-    for p in load.accepted():
-        by_key[p.key].append(p)
     episodes: dict[str, bool] = {}
-    for items in by_key.values():
-        items.sort(key=lambda p: p.index)
+    for pairs in load.decided_by_key():
         opener: str | None = None
-        for p, decision in zip(items, spec_decisions([p.value for p in items]), strict=True):
+        for p, decision in pairs:
             if decision == "NOTIFY" and opener is None:
                 opener = p.event_id
                 episodes[opener] = False

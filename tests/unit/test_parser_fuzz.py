@@ -31,7 +31,7 @@ from app.domain.json_bounds import json_violations
 from app.domain.limits import PublishLimits, publish_violations
 from app.domain.notification import NotificationObject
 from app.domain.permissions import is_valid_permission, permission_covers
-from app.domain.publish import PublishRequest, publish_record, publish_record_json
+from app.domain.publish import PublishRecordEncoder, PublishRequest, publish_record
 from app.domain.publish_check import check_batch_at_once, check_publish
 from app.domain.resource_names import (
     InvalidName,
@@ -281,9 +281,7 @@ def test_publish_bodies_parse_or_refuse_and_limits_are_bounded(body: bytes) -> N
         if not found:  # accepted: the ingress's record encodes (orjson refuses integers beyond 64 bits)
             record = publish_record(event_id="evt_1", org_id=ORG, topic_id="wtp_1", request=request, accepted_ms=1)
             assert records.decode(records.encode(record))["data"] == request.data
-            as_written = publish_record_json(
-                event_id="evt_1", org_id=ORG, topic_id="wtp_1", request=request, accepted_ms=1
-            )
+            as_written = PublishRecordEncoder(ORG, "wtp_1", 1).encode("evt_1", request)
             assert records.decode(as_written) == records.decode(records.encode(record))  # the same record
 
 

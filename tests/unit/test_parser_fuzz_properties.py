@@ -33,7 +33,7 @@ from app.domain.conditions import (
 from app.domain.filters import OPERATOR_TYPES, compile_filter, validate_filter
 from app.domain.notification import NotificationObject
 from app.domain.permissions import ACTIONS, PERMISSION_RE, expand_permission, is_valid_permission, permission_covers
-from app.domain.publish import PublishRequest, publish_record, publish_record_json
+from app.domain.publish import PublishRecordEncoder, PublishRequest, publish_record
 from app.domain.resource_names import (
     MAX_NAME_LENGTH,
     MAX_TAIL_LENGTH,
@@ -416,11 +416,10 @@ def test_generated_publish_bodies_are_accepted_and_round_trip(body: dict[str, An
     record = publish_record(event_id="evt_1", org_id="org_1", topic_id="wtp_1", request=request, accepted_ms=1)
     fields = {k: v for k, v in json.loads(_json(record)).items() if k in PublishRequest.model_fields}
     assert PublishRequest.model_validate_json(_json(fields)) == request  # the agents read what was accepted
-    written = publish_record_json(event_id="evt_1", org_id="org_1", topic_id="wtp_1", request=request, accepted_ms=1)
+    encoder = PublishRecordEncoder("org_1", "wtp_1", 1)
+    written = encoder.encode("evt_1", request)
     assert json.loads(written) == json.loads(_json(record))  # what the ingress writes is that record
-    keyed = publish_record_json(
-        event_id="evt_1", org_id="org_1", topic_id="wtp_1", request=request, accepted_ms=1, state_key="s"
-    )
+    keyed = encoder.encode("evt_1", request, state_key="s")
     assert json.loads(keyed) == {**json.loads(_json(record)), "state_key": "s"}
 
 
