@@ -74,7 +74,7 @@ def publish_target(scope: Scope) -> tuple[str, str] | None:
 
 
 async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, receive: Receive, send: Send) -> None:
-    authorization = content_length = None
+    authorization = content_length = traceparent = None
     rid: bytes = scope["tocsin.request_id"]
     types: list[bytes] = []
     encodings: list[bytes] = []
@@ -87,6 +87,8 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
             content_length = value.decode("latin-1")
         elif name == b"content-encoding":
             encodings.append(value)
+        elif name == b"traceparent" and traceparent is None:  # the first, as the W3C propagator reads it
+            traceparent = value
     # repeated, they are judged together, as HTTP combines them (a second "gzip" or
     # "charset=latin-1" is not dropped): api/body.py joined_header
     content_type = b", ".join(types).decode("latin-1") if types else None
@@ -105,10 +107,10 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         request_id=rid.decode("ascii"),
     )
     try:
-        if not tracing.enabled or not tracing.traced(scope):
+        if not tracing.enabled or not tracing.traced(traceparent):
             event_id = await accepting
-        else:  # the publisher puts the span's traceparent on the record (app/observability/tracing.py)
-            with tracing.server_span("publish", scope, org_id, topic) as span:
+        else:  # the records carry the span's traceparent (app/observability/tracing.py)
+            with tracing.server_span("publish", traceparent, org_id, topic) as span:
                 event_id = await accepting
                 span.set_attribute("tocsin.event_id", event_id)
         structlog.contextvars.bind_contextvars(event_id=event_id)

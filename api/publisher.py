@@ -41,13 +41,13 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.errors import Unavailable
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import TX_HEADER
-from app.observability import metrics, tracing
+from app.observability import metrics
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,9 @@ class Record:
     key: bytes
     value: bytes
     timestamp_ms: int
-    headers: tuple[tuple[str, bytes], ...] = ()  # besides the transaction stamp: its traceparent (tracing on)
+    # besides the transaction stamp: the publish span's traceparent (tracing on), which the request's
+    # records carry (api/routes/publish.py _records)
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(eq=False, slots=True)
@@ -177,9 +179,6 @@ class TransactionalPublisher:
         if not records:
             return
         loop = asyncio.get_running_loop()
-        if tracing.enabled:  # the request's span continues in the worker (app/observability/tracing.py)
-            trace = tuple(tracing.record_headers())
-            records = tuple(replace(record, headers=trace) for record in records)
         item = _Publish(records, loop.time() + self.timeout, loop.create_future())
         self._queue.append(item)
         self._wake.set()

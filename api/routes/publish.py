@@ -136,19 +136,21 @@ def _records(
     """The records of one request's accepted publishes (one, or a batch's), in order."""
     encoder = PublishRecordEncoder(org_id, ref.id, accepted_ms, request_id)
     publish_topic, idempotency_topic = state.settings.topic(PUBLISH), state.settings.topic(IDEMPOTENCY)
+    # with tracing on, the request's span continues in the worker (app/observability/tracing.py)
+    trace = tracing.publish_headers() if tracing.enabled else ()
     records = []
     for payload, event_id in zip(payloads, event_ids, strict=True):
         status = payload.status.value
         key = state_key(org_id, ref.id, status, payload.partition_key or event_id)
         idempotency_key = payload.attributes.idempotency_key if payload.attributes is not None else None
         if idempotency_key is None:
-            records.append(Record(publish_topic, key.encode(), encoder.encode(event_id, payload), accepted_ms))
+            records.append(Record(publish_topic, key.encode(), encoder.encode(event_id, payload), accepted_ms, trace))
             continue
         # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
         # per publish status: an exercise never suppresses a real event (nor the other way round).
         idem_key = idempotency_stage_key(org_id, ref.id, status, idempotency_key)
         value = encoder.encode(event_id, payload, state_key=key)
-        records.append(Record(idempotency_topic, idem_key.encode(), value, accepted_ms))
+        records.append(Record(idempotency_topic, idem_key.encode(), value, accepted_ms, trace))
     return tuple(records)
 
 
@@ -379,10 +381,12 @@ async def _produce(state: ApiState, record: Record) -> None:
     producer = state.producer
     try:
         async with asyncio.timeout(settings.produce_timeout_seconds):
-            # with tracing on, the request's span continues in the worker (app/observability/tracing.py)
-            headers = tracing.record_headers() if tracing.enabled else None
             sent = await producer.send(
-                record.topic, value=record.value, key=record.key, timestamp_ms=record.timestamp_ms, headers=headers
+                record.topic,
+                value=record.value,
+                key=record.key,
+                timestamp_ms=record.timestamp_ms,
+                headers=list(record.headers) or None,
             )
             await sent
     except (TimeoutError, KafkaError) as exc:

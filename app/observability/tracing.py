@@ -93,17 +93,13 @@ def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
     return True
 
 
-def traced(scope: Mapping[str, Any], random: Callable[[], float] = random.random) -> bool:
-    """Whether the API traces this publish (tracing on): always when the caller sent a
-    ``traceparent`` (its sampled flag then decides, as the SDK's parent-based sampler does), else
-    for ``TOCSIN_TRACE_SAMPLE_RATIO`` of them, decided here before any span work: an untraced
-    publish costs a random number, its record has no trace header and the worker traces nothing."""
-    if _ratio >= 1.0:
-        return True
-    for header, _value in scope["headers"]:
-        if header == b"traceparent":
-            return True
-    return random() < _ratio
+def traced(traceparent: bytes | None, random: Callable[[], float] = random.random) -> bool:
+    """Whether the API traces this publish (tracing on), whose request's ``traceparent`` header is
+    given (None: it has none): always when the caller sent one (its sampled flag then decides, as
+    the SDK's parent-based sampler does), else for ``TOCSIN_TRACE_SAMPLE_RATIO`` of them, decided
+    here before any span work: an untraced publish costs a random number, its record has no trace
+    header and the worker traces nothing."""
+    return _ratio >= 1.0 or traceparent is not None or random() < _ratio
 
 
 def shutdown() -> None:
@@ -187,6 +183,12 @@ def record_headers() -> list[tuple[str, bytes]]:
     return headers
 
 
+def publish_headers() -> tuple[tuple[str, bytes], ...]:
+    """The Kafka headers of the API's publish span current in this task (:class:`PublishSpan`),
+    () outside one: what its publish records carry."""
+    return _publish_headers.get() or ()
+
+
 # The record headers of the publish span current in this task (PublishSpan), read by record_headers.
 _publish_headers: contextvars.ContextVar[tuple[tuple[str, bytes], ...] | None] = contextvars.ContextVar(
     "tocsin_publish_headers", default=None
@@ -252,7 +254,7 @@ class PublishSpan:
         self.start_ns = time.time_ns()
 
     def __enter__(self) -> PublishSpan:
-        traceparent = f"00-{self.trace_id:032x}-{self.span_id:016x}-{self.flags:02x}".encode()
+        traceparent = b"00-%032x-%016x-%02x" % (self.trace_id, self.span_id, self.flags)
         self._token = _publish_headers.set(((HEADER, traceparent),))
         if self.flags & 1:
             structlog.contextvars.bind_contextvars(trace_id=f"{self.trace_id:032x}")
@@ -261,7 +263,7 @@ class PublishSpan:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.end_ns = time.time_ns()
         _publish_headers.reset(self._token)
-        if kind is not None and exc is not None and not isinstance(exc, GeneratorExit):
+        if exc is not None and kind is not None and not isinstance(exc, GeneratorExit):
             self.error = (kind.__qualname__, str(exc))
         if self.flags & 1:  # a caller's unsampled trace is continued, not recorded (ParentBased)
             _sink(self)
@@ -278,13 +280,10 @@ class PublishSpan:
         return SpanContext(self.trace_id, self.span_id, is_remote=False, trace_flags=TraceFlags(self.flags))
 
 
-def server_span(name: str, scope: Mapping[str, Any], org_id: str, topic: str) -> PublishSpan:
-    """The API's span of one publish request (a context manager: :class:`PublishSpan`)."""
-    parent = None
-    for header, value in scope["headers"]:
-        if header == b"traceparent":
-            parent = _remote_parent(bytes(value))
-            break
+def server_span(name: str, traceparent: bytes | None, org_id: str, topic: str) -> PublishSpan:
+    """The API's span of one publish request (a context manager: :class:`PublishSpan`), continuing
+    the request's ``traceparent`` header (None: it has none; the fast path's header loop finds it)."""
+    parent = _remote_parent(bytes(traceparent)) if traceparent is not None else None
     common = (("http.route", PUBLISH_ROUTE), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
     return PublishSpan(name, common, parent)
 

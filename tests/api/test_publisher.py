@@ -8,6 +8,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from api.publisher import Record as PublishedRecord
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
@@ -351,30 +353,49 @@ async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> N
 
 
 async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(monkeypatch: Any) -> None:
-    """The transactional path puts the publish span's traceparent next to the tx header (the
-    worker's decide span continues it: app/observability/tracing.py); off, only the tx header."""
-    from opentelemetry.sdk.trace import TracerProvider
+    """The records a publish request makes (api/routes/publish.py ``_records``) carry its span's
+    traceparent, which the transactional path writes next to the tx header (the worker's decide
+    span continues it: app/observability/tracing.py); off, only the tx header."""
+    from types import SimpleNamespace
 
+    from api.routes.publish import _records
+    from api.state import TopicRef
+    from app.domain.publish import PublishRequest
     from app.observability import tracing
+    from app.settings import Settings
 
+    state: Any = SimpleNamespace(settings=Settings())
+    ref = TopicRef("wft_1", "t", "ACTIVE", "BYPASS")
     producers = Producers()
     publisher = await _started(producers)
+
+    async def publish(event_id: str, idempotency_key: str | None = None) -> None:
+        attributes = {"idempotency_key": idempotency_key} if idempotency_key else None
+        request = PublishRequest.model_validate_json(
+            orjson.dumps({"status": "ACTUAL", "data": {}, "attributes": attributes})
+        )
+        records = _records(state, "org_1", ref, [request], [event_id], 1, None)
+        await publisher.publish_batch(records)
+
+    async def traced(event_id: str, idempotency_key: str | None = None) -> str:
+        with tracing.server_span("publish", None, "org_1", "t") as span:
+            await publish(event_id, idempotency_key)
+            return tracing.traceparent_of(span)
+
     try:
-        assert await _publish(publisher, b"off") == 202
-        monkeypatch.setattr(tracing, "_tracer", TracerProvider().get_tracer("test"))
+        await publish("evt_off")
         monkeypatch.setattr(tracing, "enabled", True)
-        scope = {"method": "POST", "headers": []}
-
-        async def traced(value: bytes) -> str:
-            with tracing.server_span("publish", scope, "org_1", "t") as span:
-                assert await _publish(publisher, value) == 202
-                return tracing.traceparent_of(span)
-
-        parents = await asyncio.gather(traced(b"a"), traced(b"b"))
+        parents = await asyncio.gather(traced("evt_a"), traced("evt_b", idempotency_key="k"))
         records = {r.value: r for p in producers.made for txn in p.committed for r in txn}
-        assert [name for name, _ in records[b"off"].headers] == ["tx"]
-        for value, parent in zip((b"a", b"b"), parents, strict=True):
-            headers = dict(records[value].headers)
+        by_event = {
+            event_id: r
+            for event_id in ("evt_off", "evt_a", "evt_b")
+            for v, r in records.items()
+            if event_id.encode() in v
+        }
+        assert [name for name, _ in by_event["evt_off"].headers] == ["tx"]
+        for event_id, parent in zip(("evt_a", "evt_b"), parents, strict=True):
+            headers = dict(by_event[event_id].headers)
             assert set(headers) == {"tx", "traceparent"} and headers["traceparent"] == parent.encode()
     finally:
         await publisher.stop()

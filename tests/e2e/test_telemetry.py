@@ -44,9 +44,16 @@ def _setup(client: httpx.Client, key: str, webhook_base: str) -> None:
     assert workflow.status_code == 201, workflow.text
 
 
-def _publish(client: httpx.Client, key: str, request_id: str, **extra: Any) -> str:
+CALLER_TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"  # the W3C example, sampled
+
+
+def _publish(
+    client: httpx.Client, key: str, request_id: str, headers: dict[str, str] | None = None, **extra: Any
+) -> str:
     body = {"status": "ACTUAL", "data": {"v": 1}, "event": {"id": request_id, "name": request_id}, **extra}
-    r = client.post(f"/workflow_topics/{key}/publish", json=body, headers={"X-Request-ID": request_id})
+    r = client.post(
+        f"/workflow_topics/{key}/publish", json=body, headers={"X-Request-ID": request_id, **(headers or {})}
+    )
     assert r.status_code == 202, r.text
     assert r.headers["x-request-id"] == request_id, "the caller's safe request id is echoed"
     event_id: str = r.json()["id"]
@@ -140,7 +147,8 @@ def test_one_trace_from_the_publish_request_to_the_decision_the_webhook_and_the_
             _setup(client, "traced", base)
             event_id = _publish(client, "traced", "rid-traced")
             idempotent = _publish(client, "traced", "rid-idem", attributes={"idempotency_key": "k-1"})
-            wait_for(lambda: len(got.snapshot()) == 2, 60, "both webhooks delivered")
+            continued = _publish(client, "traced", "rid-caller", headers={"traceparent": CALLER_TRACEPARENT})
+            wait_for(lambda: len(got.snapshot()) == 3, 60, "the three webhooks delivered")
             steps = _trace_steps(client, event_id)
             idem_steps = _trace_steps(client, idempotent)
 
@@ -167,6 +175,10 @@ def test_one_trace_from_the_publish_request_to_the_decision_the_webhook_and_the_
         idem = wait_for(lambda: whole(idempotent), 60, "the idempotent publish's spans")
         assert idem["decide"].parent_span_id == idem["publish"].span_id, "the idempotency agent keeps the trace"
         assert idem_steps["accepted"]["trace_id"] == idem["publish"].trace_id
+        caller = wait_for(lambda: whole(continued), 60, "the spans of the publish continuing the caller's trace")
+        _, caller_trace, caller_span, _ = CALLER_TRACEPARENT.split("-")
+        assert caller["publish"].trace_id == caller_trace and caller["publish"].parent_span_id == caller_span
+        assert caller["decide"].parent_span_id == caller["publish"].span_id
         api = list(records(stack.var_dir / "api.log"))
         assert any(r.get("event") == "request" and r.get("trace_id") == root.trace_id for r in api)
         worker = list(records(stack.worker_logs[0]))

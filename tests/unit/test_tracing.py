@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import structlog
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -21,7 +23,6 @@ from app.observability import tracing
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-SCOPE: dict[str, Any] = {"method": "POST", "headers": []}
 
 
 @pytest.fixture
@@ -61,7 +62,7 @@ def test_the_endpoint_comes_from_tocsin_or_the_standard_variables() -> None:
 
 
 def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: InMemorySpanExporter) -> None:
-    with tracing.server_span("publish", SCOPE, "org_1", "quake") as publish:
+    with tracing.server_span("publish", None, "org_1", "quake") as publish:
         headers = [("tx", b"0/1"), *tracing.record_headers()]
         bound = structlog.contextvars.get_contextvars()
     assert [name for name, _ in headers] == ["tx", "traceparent"]
@@ -87,12 +88,10 @@ def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: I
 def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(
     publishes: list[tracing.PublishSpan],
 ) -> None:
-    caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-    scope = {"method": "POST", "headers": [(b"traceparent", caller.encode())]}
-    with tracing.server_span("publish", scope, "org_1", "quake") as span:
+    caller = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with tracing.server_span("publish", caller, "org_1", "quake") as span:
         assert tracing.trace_id_of(span) == "0af7651916cd43dd8448eb211c80319c"
-    bad = {"method": "POST", "headers": [(b"traceparent", b"00-zz-not-a-trace")]}
-    with tracing.server_span("publish", bad, "org_1", "quake") as span:
+    with tracing.server_span("publish", b"00-zz-not-a-trace", "org_1", "quake") as span:
         assert tracing.trace_id_of(span) != "0af7651916cd43dd8448eb211c80319c"
     (first, second) = publishes
     assert first.parent_span_id == 0xB7AD6B7169203331, "the caller's span is the parent"
@@ -107,8 +106,8 @@ def test_a_record_without_a_valid_traceparent_is_not_traced() -> None:
 
 
 def test_the_sample_ratio_is_decided_before_any_span(monkeypatch: pytest.MonkeyPatch) -> None:
-    plain: dict[str, Any] = {"headers": [(b"accept", b"*/*")]}
-    from_caller: dict[str, Any] = {"headers": [(b"traceparent", b"00-0af7-b7ad-01")]}
+    plain = None  # no traceparent header
+    from_caller = b"00-0af7-b7ad-01"
     monkeypatch.setattr(tracing, "_ratio", 1.0)
     assert tracing.traced(plain, random=lambda: 0.999)
     monkeypatch.setattr(tracing, "_ratio", 0.1)
@@ -140,9 +139,8 @@ def test_off_no_header_and_no_sdk_loaded() -> None:
 def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list[tracing.PublishSpan]) -> None:
     """As the SDK's parent-based sampler: the record carries the caller's trace with its flag 00,
     nothing is exported and no trace id is bound to the log lines."""
-    caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
-    scope = {"method": "POST", "headers": [(b"traceparent", caller.encode())]}
-    with tracing.server_span("publish", scope, "org_1", "quake") as span:
+    caller = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+    with tracing.server_span("publish", caller, "org_1", "quake") as span:
         ((_, header),) = tracing.record_headers()
         assert not span.is_recording()
         bound = structlog.contextvars.get_contextvars()
@@ -152,15 +150,18 @@ def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list
 
 
 def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list[tracing.PublishSpan]) -> None:
-    with tracing.server_span("publish", SCOPE, "org_1", "quake") as span:
+    with tracing.server_span("publish", None, "org_1", "quake") as span:
         assert tracing.record_headers() == [("traceparent", tracing.traceparent_of(span).encode())]
     assert tracing.record_headers() == [], "outside the span, no header"
     assert [p.span_id for p in publishes] == [span.span_id]
 
 
-def _sdk_publish(exception: Exception | None) -> bytes:
-    """The publish span as the SDK's own path exports it (start_as_current_span, then its OTLP
-    encoder), with the ids and times of a PublishSpan so that the two can be compared."""
+TRACE_ID, SPAN_ID, PARENT_ID = 0x0AF7651916CD43DD8448EB211C80319C, 0x1122334455667788, 0x00F067AA0BA902B7
+
+
+def _sdk_publish(exception: Exception | None, attributes: dict[str, Any], parent: bool) -> bytes:
+    """The publish span as the SDK's own path exports it (start_span, then its OTLP encoder), with
+    the ids and times of a PublishSpan so that the two can be compared."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -168,19 +169,20 @@ def _sdk_publish(exception: Exception | None) -> bytes:
 
     class Fixed(IdGenerator):
         def generate_span_id(self) -> int:
-            return 0x1122334455667788
+            return SPAN_ID
 
         def generate_trace_id(self) -> int:
-            return 0x0AF7651916CD43DD8448EB211C80319C
+            return TRACE_ID
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "tocsin-api"}), id_generator=Fixed())
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    attributes = {"http.route": tracing.PUBLISH_ROUTE, "tocsin.organization_id": "org_1", "tocsin.topic": "quake"}
+    common = {"http.route": tracing.PUBLISH_ROUTE, "tocsin.organization_id": "org_1", "tocsin.topic": "quake"}
+    context = tracing.context_from_traceparent(f"00-{TRACE_ID:032x}-{PARENT_ID:016x}-01") if parent else None
     span = provider.get_tracer(tracing.SCOPE).start_span(
-        "publish", kind=SpanKind.SERVER, attributes=attributes, start_time=1000
+        "publish", context=context, kind=SpanKind.SERVER, attributes=common, start_time=1000
     )
-    span.set_attribute("tocsin.event_id", "evt_1")
+    span.set_attributes(attributes)
     if exception is not None:
         span.record_exception(exception, timestamp=2000)
         span.set_status(StatusCode.ERROR, f"{type(exception).__qualname__}: {exception}")
@@ -188,28 +190,23 @@ def _sdk_publish(exception: Exception | None) -> bytes:
     return bytes(encode_spans(exporter.get_finished_spans()).SerializeToString())
 
 
-@pytest.mark.parametrize("exception", [None, RuntimeError("broker gone")])
-def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | None) -> None:
-    """Same ids, kind, flags, times, attributes, resource and scope as the SDK's own path gives."""
+def _same_encoding(exception: Exception | None, attributes: dict[str, Any], parent: bool) -> None:
+    """Our encoding of a PublishSpan parses to the message the SDK's path gives for the same span."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.sdk.resources import Resource
 
     from app.observability import span_export
 
     common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
-    span = tracing.PublishSpan("publish", common, None)
-    span.trace_id, span.span_id, span.start_ns, span.end_ns = (
-        0x0AF7651916CD43DD8448EB211C80319C,
-        0x1122334455667788,
-        1000,
-        2000,
-    )
-    span.set_attribute("tocsin.event_id", "evt_1")
+    span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1) if parent else None)
+    span.trace_id, span.span_id, span.start_ns, span.end_ns = TRACE_ID, SPAN_ID, 1000, 2000
+    for key, value in attributes.items():
+        span.set_attribute(key, value)
     if exception is not None:
         span.error = (type(exception).__qualname__, str(exception))
     resource = Resource.create({"service.name": "tocsin-api"}).attributes
     ours = ExportTraceServiceRequest.FromString(span_export.encode([span], resource, tracing.SCOPE))
-    sdk = ExportTraceServiceRequest.FromString(_sdk_publish(exception))
+    sdk = ExportTraceServiceRequest.FromString(_sdk_publish(exception, attributes, parent))
     (sdk_span,) = sdk.resource_spans[0].scope_spans[0].spans
     if exception is not None:  # the SDK also records the traceback and whether it escaped
         (event,) = sdk_span.events
@@ -217,6 +214,30 @@ def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | 
         del event.attributes[:]
         event.attributes.extend(kept)
     assert ours == sdk
+
+
+@pytest.mark.parametrize("parent", [False, True], ids=["root", "continues a caller"])
+@pytest.mark.parametrize("exception", [None, RuntimeError("broker gone"), ValueError("é" * 200)])
+def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | None, parent: bool) -> None:
+    """Same ids, kind, flags, times, attributes, resource and scope as the SDK's own path gives
+    (app/observability/span_export.py writes the protobuf itself)."""
+    _same_encoding(exception, {"tocsin.event_id": "evt_1"}, parent)
+
+
+_attribute_values = st.one_of(
+    st.text(max_size=300),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(attributes=st.dictionaries(st.text(min_size=1, max_size=150), _attribute_values, max_size=4))
+def test_any_attributes_are_encoded_as_the_sdk_encodes_them(attributes: dict[str, Any]) -> None:
+    """Strings of any length (one-byte and longer varints), booleans, 64-bit integers (negative ones
+    in ten bytes) and floats."""
+    _same_encoding(None, attributes, parent=False)
 
 
 def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[tracing.PublishSpan]) -> None:
@@ -232,7 +253,7 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
         try:
             ids = []
             for i in range(1300):  # a few full batches of 512 and a partial one
-                with tracing.server_span("publish", SCOPE, "org_1", "quake") as span:
+                with tracing.server_span("publish", None, "org_1", "quake") as span:
                     span.set_attribute("tocsin.event_id", f"evt_{i}")
                 ids.append(f"{span.trace_id:032x}")
             wait_for(lambda: len(received.snapshot()) == len(ids), 30, "the 1300 spans")
@@ -268,7 +289,7 @@ def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
     tracing.set_sink(batcher.append)
     try:
         for _ in range(2000):
-            with tracing.server_span("publish", SCOPE, "org_1", "quake"):
+            with tracing.server_span("publish", None, "org_1", "quake"):
                 assert len(tracing.record_headers()) == 1
             assert len(batcher._queue) <= 128, "the queue is bounded"
     finally:
