@@ -74,7 +74,9 @@ def publish_target(scope: Scope) -> tuple[str, str] | None:
 
 
 async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, receive: Receive, send: Send) -> None:
-    authorization = content_length = traceparent = None
+    authorization = content_length = None
+    traceparents: list[bytes] | None = None
+    tracestates: list[bytes] | None = None
     rid: bytes = scope["tocsin.request_id"]
     types: list[bytes] = []
     encodings: list[bytes] = []
@@ -87,8 +89,10 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
             content_length = value.decode("latin-1")
         elif name == b"content-encoding":
             encodings.append(value)
-        elif name == b"traceparent" and traceparent is None:  # the first, as the W3C propagator reads it
-            traceparent = value
+        elif name == b"traceparent":  # all of them: a repeated one restarts the trace (W3C)
+            traceparents = [*(traceparents or ()), value]
+        elif name == b"tracestate":
+            tracestates = [*(tracestates or ()), value]
     # repeated, they are judged together, as HTTP combines them (a second "gzip" or
     # "charset=latin-1" is not dropped): api/body.py joined_header
     content_type = b", ".join(types).decode("latin-1") if types else None
@@ -106,17 +110,23 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         receive=receive,
         request_id=rid.decode("ascii"),
     )
+    # the records carry the span's traceparent (app/observability/tracing.py)
+    span = (
+        tracing.publish_span("publish", PUBLISH_ROUTE, traceparents, tracestates, org_id, topic)
+        if tracing.enabled
+        else None
+    )
     try:
-        if not tracing.enabled or not tracing.traced(traceparent):
-            event_id = await accepting
-        else:  # the records carry the span's traceparent (app/observability/tracing.py)
-            with tracing.server_span("publish", traceparent, org_id, topic) as span:
-                event_id = await accepting
-                span.set_attribute("tocsin.event_id", event_id)
+        event_id = await accepting
         structlog.contextvars.bind_contextvars(event_id=event_id)
         status, body = 202, orjson.dumps({"id": event_id})
+        if span is not None:
+            span.set_attribute("tocsin.event_id", event_id)
+            span.end(202)
     except ClientDisconnect:
         log.debug("client disconnected during POST %s", scope["path"])
+        if span is not None:
+            span.end(CLIENT_GONE)
         return
     except Exception as exc:  # every error becomes the API's JSON shape, as in api/errors.py
         described = describe(exc)
@@ -126,6 +136,8 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         else:
             status, content, extra = described
         body = orjson.dumps(content)
+        if span is not None:
+            span.end(status, (type(exc).__qualname__, str(content.get("message", ""))))
     headers = [(b"content-length", str(len(body)).encode()), _JSON, (b"x-request-id", rid)]
     if extra:
         headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]

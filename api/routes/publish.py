@@ -25,6 +25,7 @@ from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
 from pydantic import Field, ValidationError
 from sqlalchemy.exc import OperationalError
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
 
 from api.body import BatchItem, check_content_length, check_json_headers, is_ndjson, receive_body, split_batch
@@ -364,8 +365,34 @@ def _batch_schema() -> dict[str, Any]:
     },
 )
 async def publish_batch(org_id: str, topic: str, request: Request) -> Response:
-    ids = await accept_batch(get_state(request), org_id, topic, **_request_parts(request))
+    # one span for the request; every record carries its traceparent (app/observability/tracing.py)
+    span = (
+        tracing.publish_span(
+            "publish batch", BATCH_ROUTE, *tracing.trace_headers(request.scope["headers"]), org_id, topic
+        )
+        if tracing.enabled
+        else None
+    )
+    try:
+        ids = await accept_batch(get_state(request), org_id, topic, **_request_parts(request))
+    except Exception as exc:
+        if span is not None:  # the error handlers answer as describe() says (api/errors.py)
+            described = describe(exc)
+            if isinstance(exc, ClientDisconnect):
+                status, message = 499, "the client went away"  # as the fast path's CLIENT_GONE
+            elif described is None:
+                status, message = 500, "internal error"
+            else:
+                status, message = described[0], str(described[1]["message"])
+            span.end(status, (type(exc).__qualname__, message))
+        raise
+    if span is not None:
+        span.set_attribute("tocsin.event_count", len(ids))
+        span.end(202)
     return json_response({"ids": ids}, status_code=202)
+
+
+BATCH_ROUTE = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish:batch"
 
 
 async def _produce(state: ApiState, record: Record) -> None:

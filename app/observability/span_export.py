@@ -50,6 +50,7 @@ class ExportedSpan(Protocol):
     span_id: int
     parent_span_id: int  # 0: a root span
     flags: int  # W3C trace flags
+    trace_state: str  # W3C tracestate ("": none)
     name: str
     start_ns: int
     end_ns: int
@@ -168,6 +169,8 @@ def encode_span(span: ExportedSpan) -> bytes:
     export thread has only bytes to send (its encoding competed with the event loop for the GIL)."""
     trace_id = span.trace_id
     ids = _IDS.pack(0x0A, 16, trace_id >> 64, trace_id & _M64, 0x12, 8, span.span_id)
+    if span.trace_state:
+        ids += _delimited(b"\x1a", _text(span.trace_state))  # trace_state (3)
     if span.parent_span_id:
         ids += _PARENT.pack(0x22, 8, span.parent_span_id)
     common = _common_fields(span)

@@ -26,6 +26,7 @@ import atexit
 import contextlib
 import contextvars
 import functools
+import logging
 import os
 import random
 import time
@@ -80,26 +81,85 @@ def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
 
     name = os.environ.get("OTEL_SERVICE_NAME") or f"tocsin-{service}"
     resource = Resource.create({SERVICE_NAME: name})
-    provider = TracerProvider(resource=resource)  # flushed at exit
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
-    trace.set_tracer_provider(provider)
-    _provider, _tracer, enabled = provider, provider.get_tracer(SCOPE), True
-    _ratio = sample_ratio
-    if service == "api":  # its publish spans (PublishSpan) skip the SDK: app/observability/span_export.py
+    # A caller's malformed traceparent or tracestate starts a new trace: not worth the propagator's
+    # warning line per request (anyone can send one).
+    for logger in ("opentelemetry.trace.propagation.tracecontext", "opentelemetry.trace.span"):
+        logging.getLogger(logger).setLevel(logging.ERROR)
+    _ratio, enabled = sample_ratio, True
+    if service == "api":
+        # Its publish spans (PublishSpan) skip the SDK (app/observability/span_export.py), and it
+        # installs no SDK provider: FastAPI's own spans of the other routes stay non-recording.
         batcher = SpanBatcher(url, resource.attributes, SCOPE)
         atexit.register(batcher.shutdown)
         _batcher = batcher
         set_sink(batcher.append)
+        return True
+    provider = TracerProvider(resource=resource)  # flushed at exit
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    trace.set_tracer_provider(provider)
+    _provider, _tracer = provider, provider.get_tracer(SCOPE)
     return True
 
 
-def traced(traceparent: bytes | None, random: Callable[[], float] = random.random) -> bool:
-    """Whether the API traces this publish (tracing on), whose request's ``traceparent`` header is
-    given (None: it has none): always when the caller sent one (its sampled flag then decides, as
-    the SDK's parent-based sampler does), else for ``TOCSIN_TRACE_SAMPLE_RATIO`` of them, decided
-    here before any span work: an untraced publish costs a random number, its record has no trace
-    header and the worker traces nothing."""
-    return _ratio >= 1.0 or traceparent is not None or random() < _ratio
+# A caller's trace a request continues: trace id, span id, W3C flags and its tracestate ("": none).
+Parent = tuple[int, int, int, str]
+
+
+def caller_parent(traceparents: list[bytes] | None, tracestates: list[bytes] | None) -> Parent | None:
+    """The caller's trace a request continues, from its ``traceparent`` and ``tracestate`` header
+    values (None: none sent), read by the W3C propagator: None when there is not exactly one
+    traceparent (W3C: a repeated one restarts the trace) or it is not valid. The tracestate
+    headers are combined; one the propagator refuses (too long, a malformed member) is dropped."""
+    if traceparents is None or len(traceparents) != 1:
+        return None
+    carrier = {HEADER: bytes(traceparents[0]).decode("latin-1")}
+    if tracestates:
+        carrier["tracestate"] = ",".join(bytes(value).decode("latin-1") for value in tracestates)
+    from opentelemetry.trace import get_current_span
+
+    ctx = get_current_span(_propagator().extract(carrier)).get_span_context()
+    if not ctx.is_valid:
+        return None
+    return ctx.trace_id, ctx.span_id, int(ctx.trace_flags), ctx.trace_state.to_header() if ctx.trace_state else ""
+
+
+def trace_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[list[bytes] | None, list[bytes] | None]:
+    """A request's ``traceparent`` and ``tracestate`` header values (ASGI raw headers), for
+    :func:`caller_parent` (the publish fast path collects them in its own loop)."""
+    traceparents = tracestates = None
+    for name, value in headers:
+        if name == b"traceparent":
+            traceparents = [*(traceparents or ()), value]
+        elif name == b"tracestate":
+            tracestates = [*(tracestates or ()), value]
+    return traceparents, tracestates
+
+
+def traced(parent: Parent | None, random: Callable[[], float] = random.random) -> bool:
+    """Whether the API traces this publish (tracing on), whose caller's trace is ``parent``
+    (:func:`caller_parent`; None: none, or not valid): always when it continues one (its sampled
+    flag then decides, as the SDK's parent-based sampler does), else for
+    ``TOCSIN_TRACE_SAMPLE_RATIO`` of them, decided here before any span work: an untraced publish
+    costs a random number, its record has no trace header and the worker traces nothing."""
+    return _ratio >= 1.0 or parent is not None or random() < _ratio
+
+
+def publish_span(
+    name: str,
+    route: str,
+    traceparents: list[bytes] | None,
+    tracestates: list[bytes] | None,
+    org_id: str,
+    topic: str,
+) -> PublishSpan | None:
+    """The started span of a publish request (single or batch), or None when tracing is off or
+    this request is not traced (:func:`traced`); the caller ends it with the request's status."""
+    if not enabled:
+        return None
+    parent = caller_parent(traceparents, tracestates) if traceparents is not None else None
+    if not traced(parent):
+        return None
+    return server_span(name, route, parent, org_id, topic).start()
 
 
 def shutdown() -> None:
@@ -140,18 +200,18 @@ def context_from_traceparent(value: str | bytes | None) -> Any:
 
 
 def context_from_headers(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None) -> Any:
-    """The context of a Kafka record's valid ``traceparent`` header (pairs of name and bytes, or a
-    mapping); None without one (the record is not traced)."""
+    """The context of a Kafka record's valid ``traceparent`` header, with its ``tracestate``
+    (pairs of name and bytes, or a mapping); None without one (the record is not traced)."""
     if not headers:
         return None
     pairs = headers.items() if isinstance(headers, Mapping) else headers
-    for name, value in pairs:
-        if name == HEADER:
-            from opentelemetry.trace import get_current_span
+    carrier = {name: bytes(value).decode("latin-1") for name, value in pairs if name in (HEADER, "tracestate")}
+    if HEADER not in carrier:
+        return None
+    from opentelemetry.trace import get_current_span
 
-            context = context_from_traceparent(bytes(value))
-            return context if get_current_span(context).get_span_context().is_valid else None
-    return None
+    context = _propagator().extract(carrier)
+    return context if get_current_span(context).get_span_context().is_valid else None
 
 
 def forwarded(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None) -> list[tuple[str, bytes]]:
@@ -209,14 +269,19 @@ def set_sink(sink: Callable[[PublishSpan], None] | None) -> None:
 
 
 class PublishSpan:
-    """The API's span of one publish request: a SERVER span continuing the caller's
-    ``traceparent`` (if any), current in its task while the request is served (its header is what
-    :func:`record_headers` gives), its trace id bound to the log lines. Exported as the SDK would
-    export its span (same ids, kind, attributes, resource and scope; an exception leaving it is an
-    ``exception`` event and an error status), but without the SDK's per-span machinery: ids drawn as
-    its RandomIdGenerator draws them, attributes set as they are, and the finished span handed to
-    the sink (app/observability/span_export.py) -- the cost a publish carries with every publish
-    traced (``make bench``, section ``tracing``)."""
+    """The API's span of one publish request (single or batch): a SERVER span continuing the
+    caller's trace (if any), current in its task from :meth:`start` to :meth:`end` (its headers are
+    what :func:`publish_headers` gives), its trace id bound to the log lines. Exported as the SDK
+    would export its span (same ids, kind, attributes, trace state, resource and scope), but
+    without the SDK's per-span machinery: ids drawn as its RandomIdGenerator draws them,
+    attributes set as they are, and the finished span handed to the sink
+    (app/observability/span_export.py) -- the cost a publish carries with every publish traced
+    (``make bench``, section ``tracing``).
+
+    Its outcome follows OpenTelemetry's HTTP conventions for a server span: the response's status
+    code as ``http.response.status_code``, an error status only for a 5xx, described by the error's
+    type and the message the caller got (never the request's content). A request refused for its
+    credentials (401) is not exported: nobody unauthenticated writes spans into a trace."""
 
     __slots__ = (
         "_token",
@@ -230,9 +295,10 @@ class PublishSpan:
         "span_id",
         "start_ns",
         "trace_id",
+        "trace_state",
     )
 
-    def __init__(self, name: str, common: tuple[tuple[str, Any], ...], parent: tuple[int, int, int] | None) -> None:
+    def __init__(self, name: str, common: tuple[tuple[str, Any], ...], parent: Parent | None) -> None:
         self.name = name
         # the attributes it starts with, shared by many spans (the exporter encodes them once), and
         # those set later (set_attribute)
@@ -242,9 +308,9 @@ class PublishSpan:
             trace_id = getrandbits(128)
             while not trace_id:  # all zero is invalid (W3C)
                 trace_id = getrandbits(128)
-            self.trace_id, self.parent_span_id, self.flags = trace_id, 0, 1  # sampled
+            self.trace_id, self.parent_span_id, self.flags, self.trace_state = trace_id, 0, 1, ""  # sampled
         else:
-            self.trace_id, self.parent_span_id, self.flags = parent
+            self.trace_id, self.parent_span_id, self.flags, self.trace_state = parent
         span_id = getrandbits(64)
         while not span_id:
             span_id = getrandbits(64)
@@ -253,20 +319,36 @@ class PublishSpan:
         self.end_ns = 0
         self.start_ns = time.time_ns()
 
-    def __enter__(self) -> PublishSpan:
+    def start(self) -> PublishSpan:
+        """Make it the current publish span of this task (its record headers) and bind its trace
+        id to the log lines (a caller's unsampled trace too: the lines name the caller's trace)."""
         traceparent = b"00-%032x-%016x-%02x" % (self.trace_id, self.span_id, self.flags)
-        self._token = _publish_headers.set(((HEADER, traceparent),))
-        if self.flags & 1:
-            structlog.contextvars.bind_contextvars(trace_id=f"{self.trace_id:032x}")
+        headers: tuple[tuple[str, bytes], ...] = ((HEADER, traceparent),)
+        if self.trace_state:
+            headers += (("tracestate", self.trace_state.encode("latin-1")),)
+        self._token = _publish_headers.set(headers)
+        structlog.contextvars.bind_contextvars(trace_id=traceparent[3:35].decode())
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def end(self, status: int, error: tuple[str, str] | None = None) -> None:
+        """End it with the response's ``status``; ``error``: the type and public message of what
+        failed, recorded for a 5xx."""
         self.end_ns = time.time_ns()
         _publish_headers.reset(self._token)
-        if exc is not None and kind is not None and not isinstance(exc, GeneratorExit):
-            self.error = (kind.__qualname__, str(exc))
-        if self.flags & 1:  # a caller's unsampled trace is continued, not recorded (ParentBased)
+        self.attributes["http.response.status_code"] = status
+        if status >= 500:
+            self.error = error or ("Error", f"status {status}")
+        if self.flags & 1 and status != 401:  # a caller's unsampled trace is continued, not recorded
             _sink(self)
+
+    def __enter__(self) -> PublishSpan:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if kind is None:
+            self.end(200)
+        else:  # only its type: an exception's text may hold the request's content
+            self.end(500, (kind.__qualname__, "internal error"))
 
     def set_attribute(self, key: str, value: Any) -> None:
         self.attributes[key] = value
@@ -275,26 +357,19 @@ class PublishSpan:
         return bool(self.flags & 1) and not self.end_ns
 
     def get_span_context(self) -> Any:
-        from opentelemetry.trace import SpanContext, TraceFlags
+        from opentelemetry.trace import SpanContext, TraceFlags, TraceState
 
-        return SpanContext(self.trace_id, self.span_id, is_remote=False, trace_flags=TraceFlags(self.flags))
+        state = TraceState.from_header([self.trace_state]) if self.trace_state else None
+        return SpanContext(
+            self.trace_id, self.span_id, is_remote=False, trace_flags=TraceFlags(self.flags), trace_state=state
+        )
 
 
-def server_span(name: str, traceparent: bytes | None, org_id: str, topic: str) -> PublishSpan:
-    """The API's span of one publish request (a context manager: :class:`PublishSpan`), continuing
-    the request's ``traceparent`` header (None: it has none; the fast path's header loop finds it)."""
-    parent = _remote_parent(bytes(traceparent)) if traceparent is not None else None
-    common = (("http.route", PUBLISH_ROUTE), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
+def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic: str) -> PublishSpan:
+    """The API's span of one publish request, not started (a context manager: :class:`PublishSpan`),
+    continuing ``parent`` (:func:`caller_parent`)."""
+    common = (("http.route", route), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
     return PublishSpan(name, common, parent)
-
-
-def _remote_parent(value: bytes) -> tuple[int, int, int] | None:
-    """A caller's valid ``traceparent`` as (trace id, span id, flags), read by the W3C propagator;
-    None when it is not valid (a new trace starts, as the SDK does)."""
-    from opentelemetry.trace import get_current_span
-
-    ctx = get_current_span(context_from_traceparent(value)).get_span_context()
-    return (ctx.trace_id, ctx.span_id, int(ctx.trace_flags)) if ctx.is_valid else None
 
 
 @contextlib.contextmanager

@@ -378,7 +378,7 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
         await publisher.publish_batch(records)
 
     async def traced(event_id: str, idempotency_key: str | None = None) -> str:
-        with tracing.server_span("publish", None, "org_1", "t") as span:
+        with tracing.server_span("publish", tracing.PUBLISH_ROUTE, None, "org_1", "t") as span:
             await publish(event_id, idempotency_key)
             return tracing.traceparent_of(span)
 

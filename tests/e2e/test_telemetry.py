@@ -45,6 +45,9 @@ def _setup(client: httpx.Client, key: str, webhook_base: str) -> None:
 
 
 CALLER_TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"  # the W3C example, sampled
+BATCH_TRACEPARENT = "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01"
+REFUSED_TRACEPARENT = "00-6bf92f3577b34da6a3ce929d0e0e4736-20f067aa0ba902b7-01"
+ANONYMOUS_TRACEPARENT = "00-7bf92f3577b34da6a3ce929d0e0e4736-30f067aa0ba902b7-01"
 
 
 def _publish(
@@ -147,13 +150,37 @@ def test_one_trace_from_the_publish_request_to_the_decision_the_webhook_and_the_
             _setup(client, "traced", base)
             event_id = _publish(client, "traced", "rid-traced")
             idempotent = _publish(client, "traced", "rid-idem", attributes={"idempotency_key": "k-1"})
-            continued = _publish(client, "traced", "rid-caller", headers={"traceparent": CALLER_TRACEPARENT})
-            wait_for(lambda: len(got.snapshot()) == 3, 60, "the three webhooks delivered")
+            continued = _publish(
+                client, "traced", "rid-caller", headers={"traceparent": CALLER_TRACEPARENT, "tracestate": "congo=t61"}
+            )
+            batch = client.post(
+                "/workflow_topics/traced/publish:batch",
+                json=[{"status": "ACTUAL", "data": {"v": 2}}, {"status": "ACTUAL", "data": {"v": 3}}],
+                headers={"traceparent": BATCH_TRACEPARENT},
+            )
+            assert batch.status_code == 202, batch.text
+            batch_ids = batch.json()["ids"]
+            refused = client.post(  # refused for its body: a span without the body's text, and no error
+                "/workflow_topics/traced/publish",
+                json={"status": "ACTUAL", "data": {}, "event": "card=4111111111111111"},
+                headers={"traceparent": REFUSED_TRACEPARENT},
+            )
+            assert refused.status_code == 422, refused.text
+            anonymous = httpx.post(  # no credentials: no span at all
+                f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/traced/publish",
+                json={"status": "ACTUAL", "data": {}},
+                headers={"traceparent": ANONYMOUS_TRACEPARENT},
+            )
+            assert anonymous.status_code == 401, anonymous.text
+            wait_for(lambda: len(got.snapshot()) == 5, 60, "the five webhooks delivered")
+            batch_steps = _trace_steps(client, batch_ids[0])
             steps = _trace_steps(client, event_id)
             idem_steps = _trace_steps(client, idempotent)
 
         def whole(event: str) -> dict[str, Span] | None:
-            found = [s for s in received.snapshot() if s.name == "publish" and s.attributes["tocsin.event_id"] == event]
+            found = [
+                s for s in received.snapshot() if s.name == "publish" and s.attributes.get("tocsin.event_id") == event
+            ]
             if not found:
                 return None
             spans = _spans_of(received.snapshot(), found[0].trace_id)
@@ -179,6 +206,33 @@ def test_one_trace_from_the_publish_request_to_the_decision_the_webhook_and_the_
         _, caller_trace, caller_span, _ = CALLER_TRACEPARENT.split("-")
         assert caller["publish"].trace_id == caller_trace and caller["publish"].parent_span_id == caller_span
         assert caller["decide"].parent_span_id == caller["publish"].span_id
+        assert caller["publish"].trace_state == caller["decide"].trace_state == "congo=t61", "W3C: passed on"
+        # a batch: one span for the request, each event's decision its child (an attacker found
+        # batches untraced)
+        batch_trace = BATCH_TRACEPARENT.split("-")[1]
+
+        def batch_spans() -> list[Span] | None:
+            spans = [s for s in received.snapshot() if s.trace_id == batch_trace]
+            return spans if len([s for s in spans if s.name == "decide"]) == 2 else None
+
+        spans_of_batch = wait_for(batch_spans, 60, "the batch's span and its two decisions")
+        (request,) = [s for s in spans_of_batch if s.name == "publish batch"]
+        assert request.parent_span_id == BATCH_TRACEPARENT.split("-")[2] and request.kind == 2
+        assert request.attributes["tocsin.event_count"] == 2 and request.attributes["http.response.status_code"] == 202
+        assert all(s.parent_span_id == request.span_id for s in spans_of_batch if s.name == "decide")
+        assert batch_steps["accepted"]["trace_id"] == batch_trace
+        # refused and anonymous requests (another attacker's finding: both exported spans, the
+        # first with the body's text in its status message)
+        refused_trace, anonymous_trace = REFUSED_TRACEPARENT.split("-")[1], ANONYMOUS_TRACEPARENT.split("-")[1]
+        (refused_span,) = wait_for(
+            lambda: [s for s in received.snapshot() if s.trace_id == refused_trace] or None, 60, "the 422's span"
+        )
+        assert refused_span.attributes["http.response.status_code"] == 422 and not refused_span.error
+        everything = received.snapshot()
+        assert not any("4111111111111111" in f"{s.attributes} {s.status_message}" for s in everything)
+        assert not [s for s in everything if s.trace_id == anonymous_trace]
+        # the API exports its publish spans only (no FastAPI spans of its other routes)
+        assert {s.name for s in everything if s.service == "tocsin-api"} == {"publish", "publish batch"}
         api = list(records(stack.var_dir / "api.log"))
         assert any(r.get("event") == "request" and r.get("trace_id") == root.trace_id for r in api)
         worker = list(records(stack.worker_logs[0]))

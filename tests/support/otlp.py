@@ -28,6 +28,8 @@ class Span:
     kind: int
     attributes: dict[str, Any]
     error: bool
+    status_message: str
+    trace_state: str
 
 
 @dataclass
@@ -72,6 +74,8 @@ def decode(body: bytes) -> list[Span]:
                         kind=span.kind,
                         attributes={a.key: _value(a.value) for a in span.attributes},
                         error=span.status.code == 2,  # STATUS_CODE_ERROR
+                        status_message=span.status.message,
+                        trace_state=span.trace_state,
                     )
                 )
     return out

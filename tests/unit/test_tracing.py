@@ -3,6 +3,7 @@ on a Kafka record and read back, the spans continuing it, and nothing at all whe
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from app.observability import tracing
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
+ROUTE = tracing.PUBLISH_ROUTE
 
 
 @pytest.fixture
@@ -62,7 +64,7 @@ def test_the_endpoint_comes_from_tocsin_or_the_standard_variables() -> None:
 
 
 def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: InMemorySpanExporter) -> None:
-    with tracing.server_span("publish", None, "org_1", "quake") as publish:
+    with tracing.server_span("publish", ROUTE, None, "org_1", "quake") as publish:
         headers = [("tx", b"0/1"), *tracing.record_headers()]
         bound = structlog.contextvars.get_contextvars()
     assert [name for name, _ in headers] == ["tx", "traceparent"]
@@ -88,10 +90,11 @@ def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: I
 def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(
     publishes: list[tracing.PublishSpan],
 ) -> None:
-    caller = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-    with tracing.server_span("publish", caller, "org_1", "quake") as span:
+    caller = tracing.caller_parent([b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"], None)
+    with tracing.server_span("publish", ROUTE, caller, "org_1", "quake") as span:
         assert tracing.trace_id_of(span) == "0af7651916cd43dd8448eb211c80319c"
-    with tracing.server_span("publish", b"00-zz-not-a-trace", "org_1", "quake") as span:
+    bad = tracing.caller_parent([b"00-zz-not-a-trace"], None)
+    with tracing.server_span("publish", ROUTE, bad, "org_1", "quake") as span:
         assert tracing.trace_id_of(span) != "0af7651916cd43dd8448eb211c80319c"
     (first, second) = publishes
     assert first.parent_span_id == 0xB7AD6B7169203331, "the caller's span is the parent"
@@ -106,8 +109,8 @@ def test_a_record_without_a_valid_traceparent_is_not_traced() -> None:
 
 
 def test_the_sample_ratio_is_decided_before_any_span(monkeypatch: pytest.MonkeyPatch) -> None:
-    plain = None  # no traceparent header
-    from_caller = b"00-0af7-b7ad-01"
+    plain = None  # no traceparent header, or not a valid one (caller_parent)
+    from_caller = (0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331, 1, "")
     monkeypatch.setattr(tracing, "_ratio", 1.0)
     assert tracing.traced(plain, random=lambda: 0.999)
     monkeypatch.setattr(tracing, "_ratio", 0.1)
@@ -137,26 +140,105 @@ def test_off_no_header_and_no_sdk_loaded() -> None:
 
 
 def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list[tracing.PublishSpan]) -> None:
-    """As the SDK's parent-based sampler: the record carries the caller's trace with its flag 00,
-    nothing is exported and no trace id is bound to the log lines."""
-    caller = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
-    with tracing.server_span("publish", caller, "org_1", "quake") as span:
+    """As the SDK's parent-based sampler: the record carries the caller's trace with its flag 00 and
+    nothing is exported; the log lines name the caller's trace (as the worker's do), which failed
+    before (the API's lines had no trace id, the worker's had it)."""
+    caller = tracing.caller_parent([b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"], None)
+    with tracing.server_span("publish", ROUTE, caller, "org_1", "quake") as span:
         ((_, header),) = tracing.record_headers()
         assert not span.is_recording()
         bound = structlog.contextvars.get_contextvars()
     assert header.decode().startswith("00-0af7651916cd43dd8448eb211c80319c-") and header.endswith(b"-00")
-    assert "trace_id" not in bound
+    assert bound["trace_id"] == "0af7651916cd43dd8448eb211c80319c"
     assert publishes == []
 
 
+VALID = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(
+    "traceparents",
+    [
+        [b"garbage"],
+        [b""],
+        [b"00-00000000000000000000000000000000-b7ad6b7169203331-01"],  # all-zero trace id
+        [b"00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01"],  # all-zero span id
+        [b"ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"],  # version ff
+        [b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra"],  # version 00 with more
+        [b"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"],  # upper case
+        [b"01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-" + b"x" * 600],  # over 512 characters
+        [b"\xe9\xff-latin-1"],
+        [VALID, b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"],  # repeated: a new trace (W3C)
+        [VALID, VALID],
+    ],
+)
+def test_a_traceparent_that_is_not_one_valid_header_is_no_parent(
+    traceparents: list[bytes], caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No parent, so with a sample ratio of 0 no trace either: any header value at all used to
+    start a sampled trace past the ratio (an outside attacker's finding); and no warning line per
+    request (the propagator's, for one over 512 characters)."""
+    monkeypatch.setattr(tracing, "enabled", True)
+    monkeypatch.setattr(tracing, "_ratio", 0.0)
+    for logger in ("opentelemetry.trace.propagation.tracecontext", "opentelemetry.trace.span"):
+        monkeypatch.setattr(logging.getLogger(logger), "level", logging.ERROR)  # as setup() sets them
+    with caplog.at_level(logging.WARNING):
+        assert tracing.caller_parent(traceparents, [b"congo=t61rcWkgMzE"]) is None
+        assert tracing.publish_span("publish", ROUTE, traceparents, None, "org_1", "quake") is None
+    assert not caplog.records
+
+
+def test_a_caller_tracestate_is_kept_on_the_span_and_the_records() -> None:
+    """Several tracestate headers combine (RFC 9110); one the propagator refuses is dropped, the
+    traceparent still continued. W3C: a tracestate is passed on (an attacker found it dropped)."""
+    parent = tracing.caller_parent([VALID], [b"congo=t61rcWkgMzE", b"rojo=00f067aa0ba902b7"])
+    assert parent == (
+        0x0AF7651916CD43DD8448EB211C80319C,
+        0xB7AD6B7169203331,
+        1,
+        "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+    )
+    assert tracing.caller_parent([VALID], [b"not a member"]) == (*parent[:3], "")
+    assert tracing.caller_parent([VALID], [b"k=" + b"v" * 600]) == (*parent[:3], "")
+    span = tracing.server_span("publish", ROUTE, parent, "org_1", "quake").start()
+    try:
+        assert dict(tracing.publish_headers())["tracestate"] == b"congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
+        assert span.get_span_context().trace_state.to_header() == parent[3]
+    finally:
+        span.end(202)
+        structlog.contextvars.clear_contextvars()
+    carried = tracing.context_from_headers([("traceparent", VALID), ("tracestate", b"congo=t61rcWkgMzE")])
+    from opentelemetry.trace import get_current_span
+
+    assert get_current_span(carried).get_span_context().trace_state.to_header() == "congo=t61rcWkgMzE"
+
+
+def test_the_outcome_follows_the_http_server_conventions(publishes: list[tracing.PublishSpan]) -> None:
+    """4xx: the status code only; 5xx: an error with the error's type and public message, never
+    the request's content (a 422's pydantic text used to carry the body into the span); 401: not
+    exported at all (anyone could write spans into any trace)."""
+    for status, error in ((202, None), (422, ("ValidationError", "request validation failed")), (401, None)):
+        span = tracing.server_span("publish", ROUTE, None, "org_1", "quake").start()
+        span.end(status, error)
+    span = tracing.server_span("publish", ROUTE, None, "org_1", "quake").start()
+    span.end(503, ("Unavailable", "the event broker is unavailable"))
+    structlog.contextvars.clear_contextvars()
+    assert [(p.attributes["http.response.status_code"], p.error) for p in publishes] == [
+        (202, None),
+        (422, None),
+        (503, ("Unavailable", "the event broker is unavailable")),
+    ]
+
+
 def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list[tracing.PublishSpan]) -> None:
-    with tracing.server_span("publish", None, "org_1", "quake") as span:
+    with tracing.server_span("publish", ROUTE, None, "org_1", "quake") as span:
         assert tracing.record_headers() == [("traceparent", tracing.traceparent_of(span).encode())]
     assert tracing.record_headers() == [], "outside the span, no header"
     assert [p.span_id for p in publishes] == [span.span_id]
 
 
 TRACE_ID, SPAN_ID, PARENT_ID = 0x0AF7651916CD43DD8448EB211C80319C, 0x1122334455667788, 0x00F067AA0BA902B7
+STATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"  # the caller's tracestate, kept on the span
 
 
 def _sdk_publish(exception: Exception | None, attributes: dict[str, Any], parent: bool) -> bytes:
@@ -178,7 +260,8 @@ def _sdk_publish(exception: Exception | None, attributes: dict[str, Any], parent
     provider = TracerProvider(resource=Resource.create({"service.name": "tocsin-api"}), id_generator=Fixed())
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     common = {"http.route": tracing.PUBLISH_ROUTE, "tocsin.organization_id": "org_1", "tocsin.topic": "quake"}
-    context = tracing.context_from_traceparent(f"00-{TRACE_ID:032x}-{PARENT_ID:016x}-01") if parent else None
+    carrier = [("traceparent", f"00-{TRACE_ID:032x}-{PARENT_ID:016x}-01".encode()), ("tracestate", STATE.encode())]
+    context = tracing.context_from_headers(carrier) if parent else None
     span = provider.get_tracer(tracing.SCOPE).start_span(
         "publish", context=context, kind=SpanKind.SERVER, attributes=common, start_time=1000
     )
@@ -198,7 +281,7 @@ def _same_encoding(exception: Exception | None, attributes: dict[str, Any], pare
     from app.observability import span_export
 
     common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
-    span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1) if parent else None)
+    span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None)
     span.trace_id, span.span_id, span.start_ns, span.end_ns = TRACE_ID, SPAN_ID, 1000, 2000
     for key, value in attributes.items():
         span.set_attribute(key, value)
@@ -216,7 +299,7 @@ def _same_encoding(exception: Exception | None, attributes: dict[str, Any], pare
     assert ours == sdk
 
 
-@pytest.mark.parametrize("parent", [False, True], ids=["root", "continues a caller"])
+@pytest.mark.parametrize("parent", [False, True], ids=["root", "continues a caller and its tracestate"])
 @pytest.mark.parametrize("exception", [None, RuntimeError("broker gone"), ValueError("é" * 200)])
 def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | None, parent: bool) -> None:
     """Same ids, kind, flags, times, attributes, resource and scope as the SDK's own path gives
@@ -253,7 +336,7 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
         try:
             ids = []
             for i in range(1300):  # a few full batches of 512 and a partial one
-                with tracing.server_span("publish", None, "org_1", "quake") as span:
+                with tracing.server_span("publish", ROUTE, None, "org_1", "quake") as span:
                     span.set_attribute("tocsin.event_id", f"evt_{i}")
                 ids.append(f"{span.trace_id:032x}")
             wait_for(lambda: len(received.snapshot()) == len(ids), 30, "the 1300 spans")
@@ -269,6 +352,7 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
             "tocsin.organization_id": "org_1",
             "tocsin.topic": "quake",
             "tocsin.event_id": "evt_7",
+            "http.response.status_code": 200,
         }
         assert received.requests >= 3 and batcher.exported == 1300 and batcher.failed == batcher.dropped == 0
 
@@ -289,7 +373,7 @@ def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
     tracing.set_sink(batcher.append)
     try:
         for _ in range(2000):
-            with tracing.server_span("publish", None, "org_1", "quake"):
+            with tracing.server_span("publish", ROUTE, None, "org_1", "quake"):
                 assert len(tracing.record_headers()) == 1
             assert len(batcher._queue) <= 128, "the queue is bounded"
     finally:
