@@ -136,7 +136,17 @@ def _attribute(tag: bytes, key: str, value: Any) -> bytes:
         if length < 0x80:  # every length a byte (the event id's): one formatting
             return b"%b%c%b\x12%c\x0a%c%b" % (tag, length, encoded_key, size + 2, size, text)
         return _delimited(tag, encoded_key + _delimited(b"\x12", _delimited(b"\x0a", text)))
+    if type(value) is int:  # a status code: a few values, each encoded once
+        found = _ints.get((tag, key, value))
+        if found is None:
+            if len(_ints) >= _COMMON_MAX:
+                _ints.clear()
+            found = _ints[tag, key, value] = _delimited(tag, encoded_key + _delimited(b"\x12", _any_value(value)))
+        return found
     return _delimited(tag, encoded_key + _delimited(b"\x12", _any_value(value)))
+
+
+_ints: dict[tuple[bytes, str, int], bytes] = {}  # the encoded attributes of integer values
 
 
 # The encoded fields many spans share (name, kind, flags and the attributes they start with). Emptied
