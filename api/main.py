@@ -159,7 +159,7 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
     app.add_middleware(  # 413 VAL-002, chunked too
-        BodyLimitMiddleware, max_bytes=settings.max_body_bytes, batch_max_bytes=settings.max_publish_batch_bytes
+        BodyLimitMiddleware, max_bytes=settings.max_body_bytes
     )
     app.add_middleware(RequestIdMiddleware)
     return app

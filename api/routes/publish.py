@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -28,7 +29,15 @@ from sqlalchemy.exc import OperationalError
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope
 
-from api.body import BatchItem, check_content_length, check_json_headers, is_ndjson, receive_body, split_batch
+from api.body import (
+    BatchItem,
+    check_body_headers,
+    check_content_length,
+    check_json_headers,
+    is_ndjson,
+    receive_body,
+    split_batch,
+)
 from api.deps import authenticate, authorize_topic, get_state, permission_extra
 from api.errors import describe, error_responses
 from api.models import Out
@@ -192,6 +201,7 @@ async def accept_batch(
     content_length: str | None,
     receive: Receive,
     request_id: str | None = None,
+    headers: Iterable[tuple[bytes, bytes]] = (),
 ) -> list[str]:
     """Check every request of a batch as a single publish, then produce them all in one
     transaction; the server's event ids, in the batch's order, once all are committed. Nothing is
@@ -199,6 +209,7 @@ async def accept_batch(
     tokens than the batch has events (429), or when the broker fails (503)."""
     principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
     settings = state.settings
+    check_body_headers(headers, ndjson_allowed=True)  # after authentication, as a single publish
     ndjson = is_ndjson(content_type)
     check_content_length(content_length, settings.max_publish_batch_bytes)
     body = await receive_body(receive, settings.max_publish_batch_bytes)
@@ -318,8 +329,8 @@ async def publish(org_id: str, topic: str, request: Request) -> Response:
 
 def _request_parts(request: Request) -> dict[str, Any]:
     """What :func:`accept_publish` and :func:`accept_batch` read of the request (the ASGI fast
-    path, api/fastpath.py, gives them the same from the raw scope). Its Content-Encoding is checked
-    before the route (api/body.py, BodyLimitMiddleware)."""
+    path, api/fastpath.py, gives them the same from the raw scope). A single publish's headers are
+    checked before the route (api/body.py, BodyLimitMiddleware), a batch's by :func:`accept_batch`."""
     headers = request.headers
     return {
         "authorization": headers.get("authorization"),
@@ -374,7 +385,9 @@ async def publish_batch(org_id: str, topic: str, request: Request) -> Response:
         else None
     )
     try:
-        ids = await accept_batch(get_state(request), org_id, topic, **_request_parts(request))
+        ids = await accept_batch(
+            get_state(request), org_id, topic, **_request_parts(request), headers=request.scope["headers"]
+        )
     except Exception as exc:
         if span is not None:  # the error handlers answer as describe() says (api/errors.py)
             described = describe(exc)

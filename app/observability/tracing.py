@@ -365,10 +365,20 @@ class PublishSpan:
         )
 
 
+# The longest organization or topic a span names: a topic's key is at most 200 characters, an id
+# shorter; the path of a refused request may hold anything (an attacker's 8,000-character topic).
+MAX_PATH_SEGMENT = 200
+
+
 def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic: str) -> PublishSpan:
     """The API's span of one publish request, not started (a context manager: :class:`PublishSpan`),
-    continuing ``parent`` (:func:`caller_parent`)."""
-    common = (("http.route", route), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
+    continuing ``parent`` (:func:`caller_parent`). Its organization and topic are those the request's
+    path names (the request may be refused for them), cut to :data:`MAX_PATH_SEGMENT` characters."""
+    common = (
+        ("http.route", route),
+        ("tocsin.organization_id", org_id[:MAX_PATH_SEGMENT]),
+        ("tocsin.topic", topic[:MAX_PATH_SEGMENT]),
+    )
     return PublishSpan(name, common, parent)
 
 

@@ -281,6 +281,30 @@ def test_wrong_content_type_is_415(api: Stack, content_type: str) -> None:
     assert r.json()["code"] == "VAL-003"
 
 
+@pytest.mark.parametrize(
+    "headers, body, refused",
+    [
+        ({"Content-Type": "text/plain"}, b"[]", 415),
+        ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, b"[]", 415),
+        ({"Content-Type": "application/json"}, b"[" + b" " * MAX_BATCH_BYTES + b"]", 413),
+    ],
+    ids=["text/plain", "gzip", "too large"],
+)
+def test_credentials_are_checked_before_the_body_as_for_a_single_publish(
+    api: Stack, headers: dict[str, str], body: bytes, refused: int
+) -> None:
+    """docs/api.md: the batch answers in the single publish's order. Without credentials, 401 for
+    both (the batch answered 415 and 413 before authentication: an outside attacker's finding,
+    and those refusals had no span); with them, the same refusal for both."""
+    base = f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/paused"
+    for path in ("publish", "publish:batch"):
+        r = httpx.post(f"{base}/{path}", content=body, headers=headers, timeout=30)
+        assert r.status_code == 401, (path, r.status_code, r.text)
+        bearer = {"Authorization": f"Bearer {api.credentials['access_token']}", **headers}
+        r = httpx.post(f"{base}/{path}", content=body, headers=bearer, timeout=30)
+        assert r.status_code == refused, (path, r.status_code, r.text)
+
+
 def test_unknown_topic_is_404_and_inactive_topic_is_409(api: Stack) -> None:
     assert post_batch(api, "nope", [item("x")]).json()["code"] == "RES-001"
     r = post_batch(api, "paused", [item("x")])

@@ -213,6 +213,14 @@ def test_a_caller_tracestate_is_kept_on_the_span_and_the_records() -> None:
     assert get_current_span(carried).get_span_context().trace_state.to_header() == "congo=t61rcWkgMzE"
 
 
+def test_the_organization_and_topic_of_a_span_are_cut_to_what_can_exist() -> None:
+    """A refused request's path may hold anything (an attacker's 8,000-character topic went into
+    its span whole); a topic key is at most 200 characters."""
+    span = tracing.server_span("publish", ROUTE, None, "o" * 8000, "T" * 8000)
+    assert dict(span.common)["tocsin.topic"] == "T" * 200 and dict(span.common)["tocsin.organization_id"] == "o" * 200
+    assert dict(tracing.server_span("publish", ROUTE, None, "org_1", "k" * 200).common)["tocsin.topic"] == "k" * 200
+
+
 def test_the_outcome_follows_the_http_server_conventions(publishes: list[tracing.PublishSpan]) -> None:
     """4xx: the status code only; 5xx: an error with the error's type and public message, never
     the request's content (a 422's pydantic text used to carry the body into the span); 401: not
