@@ -323,8 +323,17 @@ _attribute_values = st.one_of(
 )
 
 
+# the attributes a span starts with (server_span): the API never sets them again later, and the SDK
+# would keep only the later value (hypothesis draws these strings from the code)
+_COMMON_KEYS = {"http.route", "tocsin.organization_id", "tocsin.topic"}
+
+
 @settings(max_examples=300, deadline=None)
-@given(attributes=st.dictionaries(st.text(min_size=1, max_size=150), _attribute_values, max_size=4))
+@given(
+    attributes=st.dictionaries(
+        st.text(min_size=1, max_size=150).filter(lambda key: key not in _COMMON_KEYS), _attribute_values, max_size=4
+    )
+)
 def test_any_attributes_are_encoded_as_the_sdk_encodes_them(attributes: dict[str, Any]) -> None:
     """Strings of any length (one-byte and longer varints), booleans, 64-bit integers (negative ones
     in ten bytes) and floats."""
