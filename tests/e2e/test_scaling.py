@@ -103,7 +103,13 @@ def test_scale_1_to_4_workers_kill_9_two_restart_and_shrink_to_2_under_load(
             seen = {body["event_id"] for _p, _h, body in got.snapshot()}
             return seen if wanted_effects <= seen else None
 
-        wait_for(delivered, 120, f"{len(wanted_effects)} webhook deliveries", 0.5)
+        try:
+            wait_for(delivered, 120, f"{len(wanted_effects)} webhook deliveries", 0.5)
+        except AssertionError:  # which, and what the service says of a few of them
+            missing = sorted(wanted_effects - {body["event_id"] for _p, _h, body in got.snapshot()})
+            with stack.client() as client:
+                traces = {e: client.get(f"/events/{e}").text[:600] for e in missing[:3]}
+            raise AssertionError(f"{len(missing)} of {len(wanted_effects)} webhooks never arrived: {traces}") from None
         episodes = spec_episodes(load)
 
         def incidents() -> list[dict[str, Any]] | None:
