@@ -115,12 +115,22 @@ def caller_parent(traceparents: list[bytes] | None, tracestates: list[bytes] | N
     carrier = {HEADER: bytes(traceparents[0]).decode("latin-1")}
     if tracestates:
         carrier["tracestate"] = ",".join(bytes(value).decode("latin-1") for value in tracestates)
+    context = _valid_context(carrier)
+    if context is None:
+        return None
     from opentelemetry.trace import get_current_span
 
-    ctx = get_current_span(_propagator().extract(carrier)).get_span_context()
-    if not ctx.is_valid:
-        return None
+    ctx = get_current_span(context).get_span_context()
     return ctx.trace_id, ctx.span_id, int(ctx.trace_flags), ctx.trace_state.to_header() if ctx.trace_state else ""
+
+
+def _valid_context(carrier: Mapping[str, str]) -> Any:
+    """The context the W3C propagator reads from ``carrier`` (``traceparent``, ``tracestate``), or
+    None when its traceparent is missing or not valid."""
+    from opentelemetry.trace import get_current_span
+
+    context = _propagator().extract(carrier)
+    return context if get_current_span(context).get_span_context().is_valid else None
 
 
 def trace_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[list[bytes] | None, list[bytes] | None]:
@@ -206,12 +216,7 @@ def context_from_headers(headers: Iterable[tuple[str, bytes]] | Mapping[str, byt
         return None
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     carrier = {name: bytes(value).decode("latin-1") for name, value in pairs if name in (HEADER, "tracestate")}
-    if HEADER not in carrier:
-        return None
-    from opentelemetry.trace import get_current_span
-
-    context = _propagator().extract(carrier)
-    return context if get_current_span(context).get_span_context().is_valid else None
+    return _valid_context(carrier) if HEADER in carrier else None
 
 
 def forwarded(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None) -> list[tuple[str, bytes]]:
