@@ -41,7 +41,7 @@ from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
-from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
+from streams.progress import Admit, PartitionProgress, applicable, dead_letter_and_pass
 from streams.resources import resources
 from tables.codecs import UnreadableValue, dump_control, load_control
 from tables.control import control_states
@@ -81,6 +81,12 @@ def _log_lag(events: list[Any]) -> None:
 
 
 async def process_batch(events: list[Any]) -> None:
+    """Apply a batch, as one the tables' recovery waits for (streams/progress.py: what is held back)."""
+    async with source.applying():
+        await _apply_batch(applicable("control", events, publish_topic))
+
+
+async def _apply_batch(events: list[Any]) -> None:
     _log_lag(events)
     batch_generation = source.generation()
     state_cache.check(batch_generation)

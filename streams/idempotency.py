@@ -26,7 +26,7 @@ from streams.batches import process_until_done
 from streams.control_caches import TimeWindow
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
-from streams.progress import Admit, PartitionProgress, dead_letter_and_pass
+from streams.progress import Admit, PartitionProgress, applicable, dead_letter_and_pass
 from tables.codecs import StoredKey, UnreadableValue, dump_key, is_progress_key, load_key
 from tables.control import idempotency_keys
 from tables.control import worker_consumer as source
@@ -135,6 +135,12 @@ async def read_key(event: Any, key: bytes) -> StoredKey | None:
 
 
 async def process_batch(events: list[Any]) -> None:
+    """Apply a batch, as one the tables' recovery waits for (streams/progress.py: what is held back)."""
+    async with source.applying():
+        await _apply_batch(applicable("idempotency", events, idempotency_topic))
+
+
+async def _apply_batch(events: list[Any]) -> None:
     progress.start_batch(source.generation())
     assignment = source.active_partitions(idempotency_topic)
     if assignment != expiry.assignment:

@@ -8,6 +8,8 @@ Importing this module installs the patches (the worker imports it before it star
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import time
 import weakref
@@ -24,6 +26,7 @@ from app.kafka.app import app, settings
 from app.observability.health import RecoveryProgress
 from tables import faust_patches, rocksdb_memory
 from tables.codecs import PROGRESS_KEY, load_progress_state
+from tables.state import PartitionState
 
 faust_patches.install(settings)
 rocksdb_memory.install(settings)
@@ -107,6 +110,10 @@ class FaustTable:
     def progress(self) -> tuple[int, int] | None:
         return load_progress_state(self.get(PROGRESS_KEY))
 
+    def progress_of(self, partition: int) -> tuple[int, int] | None:
+        raw: bytes | None = self.table.data._db_for_partition(partition).get(PROGRESS_KEY)
+        return load_progress_state(raw)
+
 
 class FaustConsumer:
     """The worker's Faust consumer."""
@@ -130,6 +137,39 @@ class FaustConsumer:
     def active_partitions(self, source: Any) -> frozenset[int]:
         name = source.get_topic_name()
         return frozenset(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == name)
+
+    def recovering(self) -> bool:
+        """From a rebalance's assignment to the end of its tables' recovery (faust_patches 7)."""
+        return faust_patches.quiet.recovering
+
+    def applying(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Around each batch that reads and writes the tables: a recovery waits for it."""
+        return faust_patches.quiet.batch()
+
+    def keep_aligned(self, source: Any, table: PartitionState, stage: str) -> None:
+        """After every rebalance, send each partition of ``source`` (a topic) this worker holds back to
+        the next offset ``table`` stores for it, when its committed offset is past it: records
+        acknowledged without being applied (held back during the rebalance, streams/progress.py), which
+        would otherwise wait for a later record of the partition to show the hole."""
+        faust_patches.after_rebalance(functools.partial(self._align, source, table, stage))
+
+    async def _align(self, source: Any, table: PartitionState, stage: str) -> None:
+        name = source.get_topic_name()
+        committed_offsets = _faust.consumer._committed_offset
+        for tp in sorted(tp for tp in app.assignor.assigned_actives() if tp.topic == name):
+            stored = table.progress_of(tp.partition)
+            committed = committed_offsets.get(tp)
+            if stored is None or committed is None or stored[0] + stored[1] >= committed:
+                continue  # applied up to the committed offset (or commit markers owed in between)
+            log.info(
+                "%s: partition %d: records %d..%d acknowledged but not applied; fetching them again",
+                stage,
+                tp.partition,
+                stored[0],
+                committed - 1,
+            )
+            if not await self.seek_back(source, tp.partition, stored[0]):
+                log.info("%s: partition %d left this worker before the fetch back", stage, tp.partition)
 
     async def seek_back(self, source: Any, partition: int, offset: int) -> bool:
         """Send the consumer of ``source`` (a topic) on ``partition`` back to ``offset``; False if the

@@ -45,15 +45,39 @@ pyproject.toml: an upgrade that moves these internals breaks here, loudly).
 4. Recovery observed (``observe_recovery``, nothing changed): the start and end of each table
    recovery and the moment its start offsets are known are reported to the adapter's
    ``RecoveryWatch``, which shows the progress in the log and in ``/readyz``.
+5. A table's local store never goes back (``_local_store_never_goes_back``). Faust's recovery keeps
+   reading changelog records after it ended (a fetch in flight when it paused the partitions, the
+   active partitions it resumes): records the agents wrote themselves, buffered and applied to
+   RocksDB later — at the next rebalance's buffer flush, or when 1,000 have gathered — over the
+   newer states written since, with the persisted offset moved back to theirs. A changelog record
+   at or below the offset a partition's store already holds is now dropped; the agents' own writes
+   (tables.faust_adapter.FaustTable.write) store the offset of their last changelog record with
+   them. Found by tests/e2e/test_scaling.py: a rebalance's flush put a partition's store 34
+   changelog records back (persisted offset 491, changelog at 525).
+6. Work after a rebalance (``after_rebalance``): callbacks that run once a rebalance's tables are
+   recovered and the stream partitions sought to their committed offsets, before those partitions
+   resume (tables.faust_adapter.FaustConsumer.keep_aligned sends them back to the agents' progress).
+7. No batch applied while the tables recover (``quiet``): from a rebalance's assignment to the end
+   of its recovery the agents that keep state apply nothing (streams/progress.applicable), and the
+   recovery starts only once the batches in flight have stored their states (``quiet.batch``). A
+   batch handed to an agent mid-recovery (fetched before the rebalance, held in the stream) read a
+   partial state: tests/e2e/test_scaling.py saw the 85th value of 16 keys decided SUPPRESS from a
+   state four records old. And a state written mid-recovery set the store's offset past changelog
+   records the recovery had still to apply (5 would then pass them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
+from faust.stores import rocksdb as faust_rocksdb
+from faust.tables import manager as faust_manager
 from faust.tables import recovery as faust_recovery
 from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
@@ -80,6 +104,8 @@ def install(settings: Settings) -> None:
     _contiguous_commits(settings)
     _fetch_what_was_asked()
     _stream_timeout_since_assignment()
+    _local_store_never_goes_back()
+    _quiet_while_recovering()
 
 
 def _short_fetch_wait(settings: Settings) -> None:
@@ -102,13 +128,74 @@ def _short_fetch_wait(settings: Settings) -> None:
     faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = with_short_fetch_wait  # type: ignore[method-assign]
 
 
+class Quiet:
+    """7: whether the tables are being recovered, and the batches using them now (several agents'
+    batches may run at once; a recovery waits for all of them)."""
+
+    def __init__(self) -> None:
+        self.recovering = False
+        self.running = 0
+        self._idle: asyncio.Event | None = None
+
+    @contextlib.asynccontextmanager
+    async def batch(self) -> AsyncIterator[None]:
+        self.running += 1
+        try:
+            yield
+        finally:
+            self.running -= 1
+            if not self.running and self._idle is not None:
+                self._idle.set()
+
+    async def idle(self) -> None:
+        """Return once no batch is running."""
+        while self.running:
+            self._idle = asyncio.Event()
+            await self._idle.wait()
+
+
+quiet = Quiet()
+
+
+def wait_for_batches(on_rebalance: Any, state: Quiet = quiet) -> Any:
+    """7: the tables' ``on_rebalance`` (the assignment), once the batches in flight have ended; the
+    batches after it apply nothing until the recovery ends (``_resume_streams_last``)."""
+
+    @functools.wraps(on_rebalance)
+    async def after_the_batches_in_flight(self: Any, *args: Any, **kwargs: Any) -> None:
+        state.recovering = True
+        await state.idle()
+        await on_rebalance(self, *args, **kwargs)
+
+    return after_the_batches_in_flight
+
+
+def _quiet_while_recovering() -> None:
+    manager = faust_manager.TableManager
+    manager.on_rebalance = wait_for_batches(manager.on_rebalance)  # type: ignore[method-assign]
+
+
+_after_rebalance: list[Callable[[], Awaitable[None]]] = []
+
+
+def after_rebalance(callback: Callable[[], Awaitable[None]]) -> None:
+    """6: run ``callback`` after each rebalance that ends on this worker, once its tables are
+    recovered and its stream partitions sought to their committed offsets, before they resume."""
+    _after_rebalance.append(callback)
+
+
 def _resume_streams_last(method: Any) -> Any:
     async def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
         consumer = self.app.consumer
         deferred: list[set[Any]] = []
         consumer.resume_partitions = lambda tps: deferred.append(set(tps))  # an instance attribute shadows it
         try:
-            return await method(self, *args, **kwargs)
+            result = await method(self, *args, **kwargs)
+            if not self.app.rebalancing:  # the rebalance ended (not overtaken by another one)
+                quiet.recovering = False
+                for callback in _after_rebalance:
+                    await callback()
+            return result
         finally:
             del consumer.resume_partitions
             for tps in deferred:
@@ -355,3 +442,34 @@ def observe_recovery(observer: RecoveryObserver) -> None:
     recovery_class._set_recovery_started = observed_started  # type: ignore[method-assign]
     recovery_class._set_recovery_ended = observed_ended  # type: ignore[method-assign]
     recovery_class._seek_offsets = observed_seek  # type: ignore[method-assign]
+
+
+def newer_than_stored(store: Any, events: Iterable[Any]) -> list[Any]:
+    """The changelog ``events`` above the offset ``store`` holds for their partition (5)."""
+    floors: dict[Any, int | None] = {}
+    newer = []
+    for event in events:
+        tp = event.message.tp
+        if tp not in floors:
+            floors[tp] = store.persisted_offset(tp)
+        floor = floors[tp]
+        if floor is None or event.message.offset > floor:
+            newer.append(event)
+    return newer
+
+
+def _local_store_never_goes_back() -> None:
+    """5: Faust's RocksDB store applies only the changelog records newer than what it holds."""
+    store_class = faust_rocksdb.Store
+    apply: Any = store_class.apply_changelog_batch
+
+    @functools.wraps(apply)
+    def apply_newer(self: Any, batch: Any, to_key: Any, to_value: Any) -> None:
+        events = list(batch)
+        newer = newer_than_stored(self, events)
+        if len(newer) < len(events):
+            metrics.CHANGELOG_RECORDS_PASSED.inc(len(events) - len(newer))
+        if newer:
+            apply(self, newer, to_key, to_value)
+
+    store_class.apply_changelog_batch = apply_newer  # type: ignore[method-assign]

@@ -10,6 +10,7 @@ in hand, and a batch's writes are stored together, changelog first.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 
@@ -39,6 +40,10 @@ class PartitionState(Protocol):
         before it (streams/progress.py); None if never written."""
         ...
 
+    def progress_of(self, partition: int) -> tuple[int, int] | None:
+        """:meth:`progress` of ``partition``, without an event in hand."""
+        ...
+
 
 class SourceConsumer(Protocol):
     """The worker's consumer, as the agents that keep their own progress use it."""
@@ -53,6 +58,14 @@ class SourceConsumer(Protocol):
 
     def active_partitions(self, source: Any) -> frozenset[int]:
         """The partitions of ``source`` (a topic) this worker holds as active."""
+        ...
+
+    def recovering(self) -> bool:
+        """Whether the tables are being recovered (from a rebalance's assignment to its end)."""
+        ...
+
+    def applying(self) -> AbstractAsyncContextManager[None]:
+        """Around a batch that reads and writes the tables: a recovery starts only once none runs."""
         ...
 
     async def seek_back(self, source: Any, partition: int, offset: int) -> bool:

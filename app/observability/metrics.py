@@ -156,6 +156,17 @@ OFFSET_HOLES = Counter(
     ["stage"],
     registry=REGISTRY,
 )
+CHANGELOG_RECORDS_PASSED = Counter(
+    "tocsin_changelog_records_passed",
+    "Changelog records a table's recovery read again at or below the offset its local store holds, not applied",
+    registry=REGISTRY,
+)
+HELD_BACK_RECORDS = Counter(
+    "tocsin_held_back_records",
+    "Records an agent did not apply because a rebalance was under way or their partition moved; fetched again",
+    ["stage"],
+    registry=REGISTRY,
+)
 CONSUMER_LAG = Gauge(
     "tocsin_consumer_lag",
     "Records not yet read by this worker, per topic partition it is assigned",

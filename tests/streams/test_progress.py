@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from app.observability import metrics
-from streams.progress import MAX_SEEKS, RESEEK_AFTER_S, PartitionProgress
+from streams.progress import MAX_SEEKS, RESEEK_AFTER_S, PartitionProgress, applicable
 from tables.codecs import PROGRESS_KEY, dump_progress, load_progress, load_progress_state
 
 
@@ -104,8 +104,32 @@ def test_a_hole_without_records_is_passed_after_the_seek_confirms_it() -> None:
     assert progress.seeks_due() == {0: 11}
     progress.batch_written()
     progress.start_batch(1)
-    assert _run(progress, [(0, 13), (0, 12), (0, 13)], {}) == ["drop", "apply", "apply"]
+    # 13 was fetched before the seek; 12 comes first after it: sought once more to be sure
+    assert _run(progress, [(0, 13), (0, 12), (0, 13)], {}) == ["drop", "drop", "drop"]
+    assert progress.seeks_due() == {0: 11}
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 12), (0, 13)], {}) == ["apply", "apply"]  # 12 first again: 11 holds none
     assert _sample("tocsin_offset_holes_total", stage="t-hole") - holes == 1
+
+
+def test_records_fetched_again_but_dropped_by_faust_are_sought_once_more() -> None:
+    """What test_scaling caught: after a seek back to 525 the first record to come was 527 (Faust's
+    read offset had been moved past 525 and 526 by records fetched before the seek, and it dropped
+    them as read). Taken for a hole, 525 and 526 were passed and never decided."""
+    progress = PartitionProgress("t-hole-race")
+    holes = _sample("tocsin_offset_holes_total", stage="t-hole-race")
+    progress.start_batch(1)
+    assert _run(progress, [(0, 537)], {0: 525}) == ["drop"]
+    assert progress.seeks_due() == {0: 525}
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 527), (0, 528)], {}) == ["drop", "drop"]
+    assert progress.seeks_due() == {0: 525}
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _run(progress, [(0, 525), (0, 526), (0, 527)], {}) == ["apply", "apply", "apply"]
+    assert _sample("tocsin_offset_holes_total", stage="t-hole-race") == holes
 
 
 def test_records_that_never_come_back_are_given_up_as_lost_after_bounded_seeks(
@@ -191,7 +215,11 @@ def test_an_aborted_transaction_is_a_confirmed_hole() -> None:
     assert progress.seeks_due() == {0: 11}
     progress.batch_written()
     progress.start_batch(1)
-    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["apply"]  # the broker has nothing before 15
+    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["drop"]  # first after the seek: once more
+    assert progress.seeks_due() == {0: 11}
+    progress.batch_written()
+    progress.start_batch(1)
+    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["apply"]  # again: the broker has nothing before 15
     assert _sample("tocsin_offset_holes_total", stage="t-markers-abort") == holes + 4
     assert progress.owed[0] == 1  # 15's own marker; 10's was in the hole
     assert _admit(progress, [_event(0, 17)], {}) == ["apply"]
@@ -255,3 +283,37 @@ def test_records_fetched_before_the_seek_send_the_consumer_back_again() -> None:
     progress.start_batch(1)
     assert _run(progress, [(0, 11), (0, 12), (0, 13)], {}) == ["apply", "apply", "apply"]
     assert progress.seeks_due() == {} and not progress.holes
+
+
+class Consumer:
+    """The worker's consumer as :func:`applicable` asks it."""
+
+    def __init__(self, recovering: bool, active: set[int]) -> None:
+        self._recovering, self.active = recovering, frozenset(active)
+
+    def recovering(self) -> bool:
+        return self._recovering
+
+    def active_partitions(self, source: Any) -> frozenset[int]:
+        assert source == "publish"
+        return self.active
+
+
+def test_nothing_is_applied_while_the_tables_recover(caplog: pytest.LogCaptureFixture) -> None:
+    """A batch handed over while Faust recovers the tables is held back (and fetched again after
+    it): test_scaling saw one decided from a state four records old, mid-recovery."""
+    events = [_event(0, 5), _event(1, 7)]
+    before = _sample("tocsin_held_back_records_total", stage="t-held")
+    with caplog.at_level(logging.INFO, logger="streams.progress"):
+        assert applicable("t-held", events, "publish", Consumer(recovering=True, active={0, 1})) == []
+    assert _sample("tocsin_held_back_records_total", stage="t-held") == before + 2
+    assert "2 records held back: the tables are recovering" in caplog.text
+    assert applicable("t-held", events, "publish", Consumer(recovering=False, active={0, 1})) == events
+
+
+def test_records_of_a_partition_another_worker_holds_are_not_applied(caplog: pytest.LogCaptureFixture) -> None:
+    events = [_event(0, 5), _event(3, 1), _event(0, 6), _event(4, 2)]
+    with caplog.at_level(logging.INFO, logger="streams.progress"):
+        kept = applicable("t-gone", events, "publish", Consumer(recovering=False, active={0, 4}))
+    assert kept == [events[0], events[2], events[3]]
+    assert "1 records of partitions [3] left" in caplog.text

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import rocksdict
+from faust.stores import rocksdb as faust_rocksdb
+from faust.types import TP
 
 import tables.faust_adapter
 from tables.faust_adapter import FaustTable
@@ -122,3 +124,64 @@ async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset
         await writing
     assert log == []  # the batch is processed again (streams/batches.py): nothing of it may be stored yet
     assert table.data.value(0, b"k1") is None and table.data.value(0, table.data.offset_key) is None
+
+
+class RealStore:
+    """Faust's own RocksDB store methods (persisted offset, changelog batches: patched by
+    tables.faust_patches) on one real RocksDB per partition."""
+
+    offset_key = faust_rocksdb.Store.offset_key
+    use_rocksdict = True
+    persisted_offset = faust_rocksdb.Store.persisted_offset
+    set_persisted_offset = faust_rocksdb.Store.set_persisted_offset
+    apply_changelog_batch = faust_rocksdb.Store.apply_changelog_batch
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dbs: dict[int, rocksdict.Rdict] = {}
+
+    def _db_for_partition(self, partition: int) -> rocksdict.Rdict:
+        if partition not in self.dbs:
+            path = str(self.root / f"p{partition}")
+            self.dbs[partition] = rocksdict.Rdict(path, options=rocksdict.Options(raw_mode=True))
+        return self.dbs[partition]
+
+
+def _changelog_event(partition: int, offset: int, key: bytes, value: bytes) -> Any:
+    tp = TP(CHANGELOG, partition)
+    return SimpleNamespace(message=SimpleNamespace(tp=tp, partition=partition, offset=offset, key=key, value=value))
+
+
+@pytest.fixture
+def real_store(tmp_path: Path) -> Iterator[RealStore]:
+    store = RealStore(tmp_path)
+    yield store
+    for db in store.dbs.values():
+        db.close()
+
+
+def _apply(store: RealStore, events: list[Any], apply: Any = None) -> None:
+    (apply or RealStore.apply_changelog_batch)(store, events, lambda k: k, lambda v: v)
+
+
+def test_a_changelog_record_read_again_never_takes_the_local_store_back(real_store: RealStore) -> None:
+    """What tests/e2e/test_scaling.py caught: Faust's recovery read the agents' own changelog records
+    after it ended, and a rebalance's buffer flush applied them over the newer states written since,
+    moving the persisted offset back (a partition's store 34 records back: offset 491, changelog at
+    525). Before the patch (Faust's own apply, below) the store went back."""
+    store = real_store
+    _apply(store, [_changelog_event(0, 10, b"k", b"old"), _changelog_event(0, 11, b"other", b"x")])
+    # the agent writes a newer state (FaustTable.write: changelog offset 12, then RocksDB with it)
+    db = store._db_for_partition(0)
+    db[b"k"] = b"new"
+    db[store.offset_key] = b"12"
+    stale = [_changelog_event(0, 10, b"k", b"old"), _changelog_event(0, 12, b"k", b"new")]
+    _apply(store, stale)
+    assert db[b"k"] == b"new" and store.persisted_offset(TP(CHANGELOG, 0)) == 12
+    # newer records (another worker's, while this one was not the owner) are applied as before
+    _apply(store, [_changelog_event(0, 13, b"k", b"newer"), _changelog_event(1, 0, b"p1", b"y")])
+    assert db[b"k"] == b"newer" and store.persisted_offset(TP(CHANGELOG, 0)) == 13
+    assert store._db_for_partition(1)[b"p1"] == b"y"
+    # Faust's own apply, unpatched: a stale read takes the store and its offset back
+    _apply(store, [_changelog_event(0, 10, b"k", b"old")], faust_rocksdb.Store.apply_changelog_batch.__wrapped__)
+    assert db[b"k"] == b"old" and store.persisted_offset(TP(CHANGELOG, 0)) == 10

@@ -220,3 +220,102 @@ def test_stream_timeout_counts_from_a_partitions_assignment_not_the_workers_star
     assert at.since(kept, 0.0) == 100.0
     assert at.since(gone, 0.0) == 0.0  # not assigned: the worker's start, as Faust had it
     assert at.since(kept, 150.0) == 150.0  # never before the consumer's own start
+
+
+class RecoveryLike:
+    """What ``_resume_streams_last`` reads of Faust's ``Recovery``: its app and the app's consumer."""
+
+    def __init__(self, rebalancing_after: bool, log: list[str]) -> None:
+        self.log = log
+        consumer = type("Consumer", (), {"resume_partitions": lambda _self, tps: log.append(f"resume {sorted(tps)}")})()
+        self.app = type("App", (), {"consumer": consumer, "rebalancing": True})()
+        self.rebalancing_after = rebalancing_after
+
+    async def resume_streams(self) -> None:
+        self.app.consumer.resume_partitions({2, 1})  # deferred by the patch until the end
+        self.log.append("seek to committed")
+        self.app.rebalancing = self.rebalancing_after  # Faust's on_rebalance_end, when it ends
+
+
+def test_after_rebalance_work_runs_before_the_stream_partitions_resume(monkeypatch: Any) -> None:
+    import tables.faust_patches as patches
+
+    log: list[str] = []
+
+    async def align() -> None:
+        log.append("align")
+
+    monkeypatch.setattr(patches, "_after_rebalance", [align])
+    resume = patches._resume_streams_last(RecoveryLike.resume_streams)
+    asyncio.run(resume(RecoveryLike(rebalancing_after=False, log=log)))
+    assert log == ["seek to committed", "align", "resume [1, 2]"]
+    log.clear()  # overtaken by another rebalance: its partitions are not this one's to align
+    asyncio.run(resume(RecoveryLike(rebalancing_after=True, log=log)))
+    assert log == ["seek to committed", "resume [1, 2]"]
+
+
+async def test_partitions_committed_past_their_stored_progress_are_fetched_again(monkeypatch: Any) -> None:
+    """keep_aligned: after a rebalance, a partition whose committed offset is past the next offset the
+    table stores (records acknowledged while held back) is sent back to it; commit markers owed
+    (``next + owed``) are no gap."""
+    from types import SimpleNamespace
+
+    import tables.faust_adapter as adapter
+
+    name = "t.publish"
+    stored = {0: (10, 0), 1: (10, 2), 2: (12, 0), 3: None, 4: (3, 0)}
+    committed = {TP(name, 0): 15, TP(name, 1): 12, TP(name, 2): 12, TP(name, 3): 9, TP(name, 4): None}
+    actives = {*committed, TP("t.other", 0)}
+    monkeypatch.setattr(adapter, "app", SimpleNamespace(assignor=SimpleNamespace(assigned_actives=lambda: actives)))
+    monkeypatch.setattr(adapter, "_faust", SimpleNamespace(consumer=SimpleNamespace(_committed_offset=committed)))
+    sought: list[tuple[int, int]] = []
+
+    async def seek_back(source: Any, partition: int, offset: int) -> bool:
+        sought.append((partition, offset))
+        return True
+
+    consumer = adapter.FaustConsumer()
+    monkeypatch.setattr(consumer, "seek_back", seek_back)
+    table = SimpleNamespace(progress_of=lambda partition: stored[partition])
+    await consumer._align(SimpleNamespace(get_topic_name=lambda: name), table, "control")  # type: ignore[arg-type]
+    assert sought == [(0, 10)]
+
+
+async def test_a_recovery_starts_once_the_batches_in_flight_stored_their_states() -> None:
+    """7: the assignment's table work waits for the batches running; the batches after it see the
+    recovery under way (and hold their records back) until it ends."""
+    from tables.faust_patches import Quiet, wait_for_batches
+
+    quiet, log = Quiet(), []
+
+    async def on_rebalance(_self: Any) -> None:
+        log.append("recovery starts")
+
+    async def batch(name: str, release: asyncio.Event) -> None:
+        async with quiet.batch():
+            log.append(f"{name} starts, recovering={quiet.recovering}")
+            await release.wait()
+            log.append(f"{name} stored")
+
+    first, second = asyncio.Event(), asyncio.Event()
+    running = [asyncio.create_task(batch("a", first)), asyncio.create_task(batch("b", second))]
+    await asyncio.sleep(0)
+    rebalance = asyncio.create_task(wait_for_batches(on_rebalance, quiet)(None))
+    await asyncio.sleep(0)
+    assert quiet.recovering and not rebalance.done()
+    first.set()
+    await asyncio.sleep(0.01)
+    assert not rebalance.done()  # b still runs
+    second.set()
+    await asyncio.wait_for(rebalance, 1)
+    await asyncio.gather(*running)
+    await batch("c", first)
+    assert log == [
+        "a starts, recovering=False",
+        "b starts, recovering=False",
+        "a stored",
+        "b stored",
+        "recovery starts",
+        "c starts, recovering=True",
+        "c stored",
+    ]
