@@ -31,6 +31,8 @@ import orjson
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
+from app.observability import tracing
+
 Format = Literal["json", "logfmt"]
 
 # logfmt: these first, in this order; then the fields in the order they were given
@@ -111,10 +113,20 @@ def _extra_fields(_logger: WrappedLogger, _method: str, event_dict: EventDict) -
     return event_dict
 
 
+def _trace_id(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+    """The trace of the API's publish span current in this task (tracing.log_trace_id), unless the
+    line names one already (the worker binds its spans' ids)."""
+    if "trace_id" not in event_dict:
+        trace_id = tracing.log_trace_id()
+        if trace_id is not None:
+            event_dict["trace_id"] = trace_id
+    return event_dict
+
+
 _TIMESTAMP = structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp")
 
 # Shared by both kinds of line, before the exception and the renderer.
-_COMMON: list[Processor] = [structlog.contextvars.merge_contextvars, _TIMESTAMP]
+_COMMON: list[Processor] = [structlog.contextvars.merge_contextvars, _trace_id, _TIMESTAMP]
 
 _configured: dict[str, Any] = {}
 

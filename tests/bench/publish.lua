@@ -23,6 +23,15 @@ if auth and auth ~= "" then
   wrk.headers["Authorization"] = auth
 end
 
+-- A pause after each response, per connection (BENCH_DELAY_MS): a steady offered load below
+-- saturation, the same for the runs compared (wrk's delay() hook).
+local delay_ms = tonumber(os.getenv("BENCH_DELAY_MS") or "0") or 0
+if delay_ms > 0 then
+  function delay()
+    return delay_ms
+  end
+end
+
 local threads = {}
 
 function setup(thread)

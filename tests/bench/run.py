@@ -217,13 +217,15 @@ def run_wrk(
     watch: Watch,
     body_file: Path | None = None,
     connections: int | None = None,
+    delay_ms: float = 0,
 ) -> dict[str, Any]:
     """One wrk process; CPU% of wrk and of every watched pid over its lifetime. ``body_file``: post
-    that file's content instead of BODY (a batch)."""
+    that file's content instead of BODY (a batch); ``delay_ms``: each connection pauses that long
+    after each response (a steady load below saturation)."""
     args = bench.args
     opts = f"-t {args.threads} -c {connections or args.connections} -d {duration:g}s --latency --timeout 10s -s {LUA}"
     cmd = [ensure_wrk(), *opts.split(), url]
-    env = {**os.environ, "BENCH_BODY": BODY, "BENCH_AUTHORIZATION": authorization}
+    env = {**os.environ, "BENCH_BODY": BODY, "BENCH_AUTHORIZATION": authorization, "BENCH_DELAY_MS": f"{delay_ms:g}"}
     if body_file is not None:
         env["BENCH_BODY_FILE"] = str(body_file)
     before = {name: cpu_seconds(pid) for name, pid in watch.items()}
@@ -274,12 +276,13 @@ def measure(
     watch: Watch,
     body_file: Path | None = None,
     connections: int | None = None,
+    delay_ms: float = 0,
 ) -> dict[str, Any]:
     args = bench.args
     progress(f"{name}: warm-up {args.warmup:g}s ({connections or args.connections} connections, {args.threads} thread)")
-    warm = run_wrk(bench, url, authorization, args.warmup, watch, body_file, connections)
+    warm = run_wrk(bench, url, authorization, args.warmup, watch, body_file, connections, delay_ms)
     progress(f"{name}: measuring {args.duration:g}s")
-    figures = run_wrk(bench, url, authorization, args.duration, watch, body_file, connections)
+    figures = run_wrk(bench, url, authorization, args.duration, watch, body_file, connections, delay_ms)
     figures.update(warmup_errors=warm["errors"], valid=not figures["errors"] and bool(figures.get("rps")))
     if figures["errors"]:
         progress(f"{name}: {figures['errors']} errors (first non-2xx status: {figures['first_bad_status']})")
@@ -427,6 +430,12 @@ SECTIONS.insert(2, Section("webhook_client", section_webhook_client, render_webh
 # The tracing section's runs, in order: every "on" run between two "off" runs, whose mean is its
 # baseline (what drifts over the section, the broker's own warm-up first, lands on both sides).
 TRACING_RUNS = ("off", "on", "off", "on 10%", "off", "on", "off", "on", "off")
+# Then at a steady load below saturation (each connection pauses TRACING_PACE_MS after each
+# response: about half the saturated rate here), where the API's CPU per publish is its own work:
+# at saturation the traced runs reach more publishes/s, the API takes more of the two cores from
+# the worker and the broker, and its CPU per publish moves with that share, not only with tracing.
+TRACING_PACED_RUNS = ("paced off", "paced on", "paced off", "paced on", "paced off", "paced on", "paced off")
+TRACING_PACE_MS = 8.0
 TRACING_SETTLE_S = 15.0  # of publishes before the first run: the broker's warm-up is not tracing's cost
 
 
@@ -469,9 +478,12 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
             "on": {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
             "on 10%": {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "TOCSIN_TRACE_SAMPLE_RATIO": "0.1"},
         }
-        for i, kind in enumerate(TRACING_RUNS):
+        env.update({"paced off": env["off"], "paced on": env["on"]})
+        order = (*TRACING_RUNS, *TRACING_PACED_RUNS)
+        for i, kind in enumerate(order):
             restart_api(env[kind])  # the last "on" run's spans are exported as its API stops
-            run = measure(bench, f"tracing {kind} ({i + 1}/{len(TRACING_RUNS)})", url, authorization, watch())
+            delay = TRACING_PACE_MS if kind.startswith("paced") else 0
+            run = measure(bench, f"tracing {kind} ({i + 1}/{len(order)})", url, authorization, watch(), delay_ms=delay)
             cpu = run["cpu_pct"].get("server")  # less sensitive than req/s to what else runs on the cores
             run.update(
                 kind=kind,
@@ -485,7 +497,7 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
         stack.stop_api()
         spans = len([s for s in received.snapshot() if s.name == "publish"])
     restart_api(None)
-    on_requests = sum(r["requests"] for r in runs if r["kind"] == "on")
+    on_requests = sum(r["requests"] for r in runs if r["kind"] in ("on", "paced on"))
     sampled_requests = sum(r["requests"] for r in runs if r["kind"] == "on 10%")
 
     def costs(kind: str) -> dict[str, Any]:
@@ -521,6 +533,8 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
         "runs": runs,
         "on": costs("on"),
         "sampled": costs("on 10%"),
+        "paced": costs("paced on"),
+        "pace_ms": TRACING_PACE_MS,
         "publish_spans_exported": spans,
         "publishes_traced": on_requests + round(sampled_requests * 0.1),
         "off_path_ns": off_path_ns(),
@@ -636,13 +650,13 @@ def off_path_ns(rounds: int = 1_000_000) -> float:
 
 
 def render_tracing(fig: dict[str, Any]) -> list[str]:
-    lines = [f"{'run':<10}{'publishes/s':>12}{'p99 ms':>9}{'CPU% api':>10}{'api CPU us/pub':>16}"]
+    lines = [f"{'run':<12}{'publishes/s':>12}{'p99 ms':>9}{'CPU% api':>10}{'api CPU us/pub':>16}"]
     for r in fig["runs"]:
         if not r["valid"]:
-            lines.append(f"{r['kind']:<10}{'ERRORS':>12}")
+            lines.append(f"{r['kind']:<12}{'ERRORS':>12}")
             continue
         cpu = r["cpu_pct"].get("server")
-        lines.append(f"{r['kind']:<10}{r['rps']:>12,.0f}{r['p99_ms']:>9}{cpu:>10}{r['api_cpu_us_per_publish']:>16}")
+        lines.append(f"{r['kind']:<12}{r['rps']:>12,.0f}{r['p99_ms']:>9}{cpu:>10}{r['api_cpu_us_per_publish']:>16}")
     lines.append(
         f"publish spans the local OTLP receiver got: {fig['publish_spans_exported']:,} "
         f"(the measured runs traced about {fig['publishes_traced']:,} publishes, and their warm-ups more)"
@@ -661,6 +675,19 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
             f"{label}, median: throughput cost {throughput_cost:.1%}, API CPU per publish {cost['cpu_cost']:+.1%} "
             f"(target <= 10%: {'met' if max(throughput_cost, cost['cpu_cost']) <= 0.10 else 'NOT met'})"
         )
+    paced = fig.get("paced")
+    if paced is not None:
+        if paced["cpu_cost"] is None:
+            lines.append("paced on vs off: n/a (a run had errors)")
+        else:
+            rates = [r["rps"] for r in fig["runs"] if r["kind"].startswith("paced") and r["valid"]]
+            each = ", ".join(f"{p['cpu_cost']:+.1%}" for p in paced["runs"])
+            lines.append(
+                f"paced (each connection waits {fig['pace_ms']:g} ms after each response: "
+                f"{min(rates):,.0f}-{max(rates):,.0f} publishes/s), on vs the paced off runs either side, "
+                f"API CPU per publish: {each}; median {paced['cpu_cost']:+.1%} "
+                f"(target <= 10%: {'met' if paced['cpu_cost'] <= 0.10 else 'NOT met'})"
+            )
     work = fig["traced_publish_cpu_us"]
     lines.append(
         f"in-process, CPU per traced publish: span, header and encoding {work['span_us']} us + its share of the "

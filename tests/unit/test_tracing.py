@@ -3,6 +3,8 @@ on a Kafka record and read back, the spans continuing it, and nothing at all whe
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
 import os
 import subprocess
@@ -20,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from app.observability import tracing
+from app.observability import logs, tracing
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,10 +68,13 @@ def test_the_endpoint_comes_from_tocsin_or_the_standard_variables() -> None:
 def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: InMemorySpanExporter) -> None:
     with tracing.server_span("publish", ROUTE, None, "org_1", "quake") as publish:
         headers = [("tx", b"0/1"), *tracing.record_headers()]
-        bound = structlog.contextvars.get_contextvars()
+        line = logs._trace_id(None, "info", {"event": "a line of the request"})
     assert [name for name, _ in headers] == ["tx", "traceparent"]
     assert headers[1][1].decode() == tracing.traceparent_of(publish)
-    assert bound["trace_id"] == tracing.trace_id_of(publish), "the trace id is on the request's log lines"
+    assert line["trace_id"] == tracing.trace_id_of(publish), "the trace id is on the request's log lines"
+    after = logs._trace_id(None, "info", {"event": "the access line, after the span"})
+    assert after["trace_id"] == tracing.trace_id_of(publish)
+    assert logs._trace_id(None, "info", {"trace_id": "bound"})["trace_id"] == "bound"  # the worker's spans bind theirs
     for carried in (headers, dict(headers)):  # Faust gives a record's headers as pairs or as a mapping
         with tracing.child_span("decide", tracing.context_from_headers(carried), "consumer", {}) as decide:
             item = {"event_id": "evt_1", "organization_id": "org_1", "effect_id": "eff_1"}
@@ -147,9 +152,9 @@ def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list
     with tracing.server_span("publish", ROUTE, caller, "org_1", "quake") as span:
         ((_, header),) = tracing.record_headers()
         assert not span.is_recording()
-        bound = structlog.contextvars.get_contextvars()
+        line = logs._trace_id(None, "info", {"event": "a line of the request"})
     assert header.decode().startswith("00-0af7651916cd43dd8448eb211c80319c-") and header.endswith(b"-00")
-    assert bound["trace_id"] == "0af7651916cd43dd8448eb211c80319c"
+    assert line["trace_id"] == "0af7651916cd43dd8448eb211c80319c"
     assert publishes == []
 
 
@@ -400,3 +405,36 @@ def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
     assert not batcher._thread.is_alive()
     assert batcher.exported == 0 and batcher.failed > 0
     assert batcher.failed + batcher.dropped == 2000
+
+
+def test_a_traced_publish_leaves_no_reference_cycle(spans: InMemorySpanExporter) -> None:
+    """Each request's objects are freed by reference counting, not left for the cyclic collector:
+    the first version of the log lines' trace id kept the span in the request's context, and the
+    span's header token refers to that context (9 unreachable objects a traced request, +20 % API
+    CPU per publish under a paced load in `make bench`)."""
+
+    async def publish() -> None:
+        span = tracing.publish_span("publish", ROUTE, None, None, "org_1", "quake")
+        assert span is not None
+        span.set_attribute("tocsin.event_id", "evt_1")
+        span.end(202)
+        logs._trace_id(None, "info", {"event": "a line of the request"})
+
+    async def many() -> int:
+        await asyncio.create_task(publish())  # anything created once
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(200):
+                await asyncio.create_task(publish())
+            return gc.collect()
+        finally:
+            gc.enable()
+
+    ended: list[str] = []
+    tracing.set_sink(lambda span: ended.append(span.name))  # the spans are dropped, as once exported
+    try:
+        assert asyncio.run(many()) == 0
+    finally:
+        tracing.set_sink(None)
+    assert len(ended) == 201
