@@ -227,7 +227,7 @@ class PartitionProgress:
         due = {}
         for partition, hole in self.holes.items():
             if hole.stale or not hole.sought:
-                if not hole.sought:  # a stale fetch alone: the same seek again, not one more try
+                if not hole.sought:  # one more try (a stale fetch alone: the same seek again, not counted)
                     hole.seeks += 1
                 hole.stale, hole.sought, hole.since = False, True, self.clock()
                 due[partition] = hole.expected

@@ -156,20 +156,21 @@ class FaustConsumer:
     async def _align(self, source: Any, table: PartitionState, stage: str) -> None:
         name = source.get_topic_name()
         committed_offsets = _faust.consumer._committed_offset
-        for tp in sorted(tp for tp in app.assignor.assigned_actives() if tp.topic == name):
-            stored = table.progress_of(tp.partition)
+        for partition in sorted(self.active_partitions(source)):
+            tp = TP(name, partition)
+            stored = table.progress_of(partition)
             committed = committed_offsets.get(tp)
             if stored is None or committed is None or stored[0] + stored[1] >= committed:
                 continue  # applied up to the committed offset (or commit markers owed in between)
             log.info(
                 "%s: partition %d: records %d..%d acknowledged but not applied; fetching them again",
                 stage,
-                tp.partition,
+                partition,
                 stored[0],
                 committed - 1,
             )
-            if not await self.seek_back(source, tp.partition, stored[0]):
-                log.info("%s: partition %d left this worker before the fetch back", stage, tp.partition)
+            if not await self.seek_back(source, partition, stored[0]):
+                log.info("%s: partition %d left this worker before the fetch back", stage, partition)
 
     async def seek_back(self, source: Any, partition: int, offset: int) -> bool:
         """Send the consumer of ``source`` (a topic) on ``partition`` back to ``offset``; False if the

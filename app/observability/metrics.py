@@ -163,7 +163,7 @@ CHANGELOG_RECORDS_PASSED = Counter(
 )
 HELD_BACK_RECORDS = Counter(
     "tocsin_held_back_records",
-    "Records an agent did not apply because a rebalance was under way or their partition moved; fetched again",
+    "Records an agent did not apply because the tables were recovering or their partition moved; fetched again",
     ["stage"],
     registry=REGISTRY,
 )

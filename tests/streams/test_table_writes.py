@@ -126,25 +126,20 @@ async def test_a_refused_changelog_write_leaves_rocksdb_and_the_persisted_offset
     assert table.data.value(0, b"k1") is None and table.data.value(0, table.data.offset_key) is None
 
 
-class RealStore:
+class RealStore(FakeStore):
     """Faust's own RocksDB store methods (persisted offset, changelog batches: patched by
     tables.faust_patches) on one real RocksDB per partition."""
 
-    offset_key = faust_rocksdb.Store.offset_key
     use_rocksdict = True
     persisted_offset = faust_rocksdb.Store.persisted_offset
     set_persisted_offset = faust_rocksdb.Store.set_persisted_offset
     apply_changelog_batch = faust_rocksdb.Store.apply_changelog_batch
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.dbs: dict[int, rocksdict.Rdict] = {}
+        super().__init__(root, [])
 
-    def _db_for_partition(self, partition: int) -> rocksdict.Rdict:
-        if partition not in self.dbs:
-            path = str(self.root / f"p{partition}")
-            self.dbs[partition] = rocksdict.Rdict(path, options=rocksdict.Options(raw_mode=True))
-        return self.dbs[partition]
+    def _db_for_partition(self, partition: int) -> Any:
+        return self._open(partition)
 
 
 def _changelog_event(partition: int, offset: int, key: bytes, value: bytes) -> Any:
