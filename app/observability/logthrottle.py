@@ -75,28 +75,66 @@ class RetriedErrorFilter(logging.Filter):
         (
             "aiokafka.consumer.group_coordinator",
             "OffsetCommit failed for group %s due to group error (%s), will rejoin",
-        )
+        ),
+        # A consumer whose heartbeats stopped for longer than the session timeout (the process was
+        # paused: SIGSTOP, a suspended VM, a long stall) looks the coordinator up again and rejoins
+        # by itself; the broker had given its partitions to the others meanwhile
+        # (tests/e2e/test_faults.py, the frozen worker).
+        ("aiokafka.consumer.group_coordinator", "Heartbeat session expired - marking coordinator dead"),
     }
+    # "Heartbeat send request failed: <error>. Will retry.": a retriable error is retried.
+    HEARTBEAT = {("aiokafka.consumer.group_coordinator", "Heartbeat send request failed: %s. Will retry.")}
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno != logging.ERROR:
             return True
         key = (record.name, record.msg)
         args = record.args if isinstance(record.args, tuple) else ()
-        retried = (key in self.RETRIED and args and getattr(args[0], "retriable", False)) or (
-            key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False)
-        )
+        retried = (
+            (key in self.RETRIED or key in self.HEARTBEAT) and args and getattr(args[0], "retriable", False)
+        ) or (key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False))
         if key in self.REJOINED or retried:
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
+# The loggers of the mode ServiceThreads a worker runs (Faust's consumer thread), whose keepalive
+# check logs "Thread keepalive is not responding..." (StalledThreadFilter).
+THREAD_LOGGERS = ("faust.transport.drivers.aiokafka", "mode.threads")
+KEEPALIVE = "Thread keepalive is not responding..."
+
+
+class StalledThreadFilter(logging.Filter):
+    """mode's ServiceThread checks every 1.1 s that its thread's event loop answered within the last
+    3 s and logs "Thread keepalive is not responding..." as an ERROR when it did not. A process that
+    was paused (SIGSTOP, a suspended VM) writes it once when it resumes, then its thread answers:
+    nothing to act on, so that line is a WARNING. A thread that stays stuck repeats it every 1.1 s:
+    a line within ``repeat`` seconds of the previous one stays an ERROR (stuck for 4 s or more)."""
+
+    def __init__(self, repeat: float = 2.5, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.repeat, self.clock = repeat, clock
+        self.last: float | None = None  # when the previous keepalive line came
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.ERROR or not str(record.msg).endswith(KEEPALIVE):
+            return True
+        now, last = self.clock(), self.last
+        self.last = now
+        if last is None or now - last > self.repeat:
             record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
         return True
 
 
 def throttle_library_logs(interval: float = 10.0) -> RepeatFilter:
     """Install one :class:`RepeatFilter` and one :class:`RetriedErrorFilter` on every aiokafka
-    logger (filters are not inherited)."""
+    logger (filters are not inherited), and a :class:`StalledThreadFilter` on the thread loggers."""
     throttle, retried = RepeatFilter(interval), RetriedErrorFilter()
     names = set(AIOKAFKA_LOGGERS) | {n for n in logging.root.manager.loggerDict if n.startswith("aiokafka.")}
     for name in sorted(names):
         logging.getLogger(name).addFilter(retried)
         logging.getLogger(name).addFilter(throttle)
+    stalled = StalledThreadFilter()
+    for name in THREAD_LOGGERS:
+        logging.getLogger(name).addFilter(stalled)
     return throttle

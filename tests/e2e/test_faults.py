@@ -20,7 +20,7 @@ from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher
 from tests.support.logs import records
 from tests.support.postgres_local import LocalPostgres, find_pg_bin
-from tests.support.scaling import assert_no_gaps
+from tests.support.scaling import assert_no_errors, assert_no_gaps
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
@@ -407,3 +407,48 @@ def _status(url: str) -> int:
         return httpx.get(url, timeout=5).status_code
     except httpx.HTTPError:
         return 0
+
+
+FREEZE_SECONDS = 15  # past the worker's session timeout (10 s, app/kafka/app.py)
+
+
+def test_a_worker_frozen_past_its_session_rejoins_with_no_error_line(tmp_path: Path, kafka: LocalKafka) -> None:
+    """A worker stopped (SIGSTOP: a paused VM, a swap storm) for longer than its session timeout,
+    then resumed: the broker drops it from the group, it rejoins by itself, every accepted event
+    gets its one incident, and its log has no ERROR line, since there is nothing for an operator to
+    do (an outside attacker's finding: aiokafka's "Heartbeat session expired" and mode's "Thread
+    keepalive is not responding" were ERROR lines)."""
+    stack = Stack(tmp_path / "stack", kafka.bootstrap)
+    publisher: SteadyPublisher | None = None
+    try:
+        stack.start()
+        with stack.client() as client:
+            setup_topic(client, "quake", {"type": "BYPASS"})
+            publisher = SteadyPublisher(stack, "quake", interval=0.05).start()
+            wait_for(lambda: len(publisher.accepted()) >= 50, 60, "publishes before the freeze")
+            wait_for(lambda: len(all_incidents(client)) >= 20, 60, "the worker deciding before the freeze")
+            pid = stack.workers[0].pid
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                time.sleep(FREEZE_SECONDS)  # the freeze's length, not a wait for a condition
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            accepted_before = len(publisher.accepted())
+            wait_for(lambda: len(publisher.accepted()) >= accepted_before + 50, 60, "publishes after the freeze")
+            publisher.stop()
+            accepted = publisher.accepted()
+
+            def processed() -> list[str] | None:
+                found = [i["event_id"] for i in all_incidents(client)]
+                return found if accepted <= set(found) else None
+
+            wait_for(processed, 180, "an incident for every accepted publish")
+            incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
+            _assert_one_effect_per_event(stack, incidents)
+            assert stack.workers[0].poll() is None, "the worker exited"
+        assert_no_errors(stack)
+        assert_no_gaps(stack)
+    finally:
+        if publisher is not None:
+            publisher.stop()
+        stack.stop()

@@ -7,7 +7,13 @@ import logging
 import pytest
 from aiokafka.errors import GroupAuthorizationFailedError, GroupCoordinatorNotAvailableError
 
-from app.observability.logthrottle import AIOKAFKA_LOGGERS, RepeatFilter, RetriedErrorFilter, throttle_library_logs
+from app.observability.logthrottle import (
+    AIOKAFKA_LOGGERS,
+    RepeatFilter,
+    RetriedErrorFilter,
+    StalledThreadFilter,
+    throttle_library_logs,
+)
 
 
 class Clock:
@@ -104,3 +110,45 @@ def test_a_coordinator_request_on_a_closed_connection_is_a_warning_and_a_fatal_o
     assert demote.filter(closed) and demote.filter(fatal)
     assert (closed.levelno, closed.levelname) == (logging.WARNING, "WARNING")
     assert fatal.levelno == logging.ERROR
+
+
+def test_a_session_that_expired_while_paused_and_a_retried_heartbeat_are_warnings() -> None:
+    """A worker resumed after a pause longer than its session timeout rejoins by itself; a heartbeat
+    that failed on a retriable error is sent again. A non-retriable heartbeat failure stays an ERROR."""
+    from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
+
+    name = "aiokafka.consumer.group_coordinator"
+    expired = _record(name, "Heartbeat session expired - marking coordinator dead")
+    msg = "Heartbeat send request failed: %s. Will retry."
+    retried = _record(name, msg, KafkaConnectionError("Connection closed"))
+    fatal = _record(name, msg, TopicAuthorizationFailedError())
+    demote = RetriedErrorFilter()
+    assert demote.filter(expired) and demote.filter(retried) and demote.filter(fatal)
+    assert (expired.levelno, expired.levelname) == (logging.WARNING, "WARNING")
+    assert (retried.levelno, retried.levelname) == (logging.WARNING, "WARNING")
+    assert fatal.levelno == logging.ERROR
+
+
+def test_a_thread_keepalive_line_once_is_a_warning_and_repeated_stays_an_error() -> None:
+    """mode logs "Thread keepalive is not responding..." every 1.1 s while a thread's loop does not
+    answer: once after a pause (the process resumed, the thread answers) it is a WARNING; a line
+    coming again within 2.5 s (the thread still stuck) stays an ERROR."""
+    now = [100.0]
+    stalled = StalledThreadFilter(clock=lambda: now[0])
+    name = "faust.transport.drivers.aiokafka"
+
+    def line() -> logging.LogRecord:
+        record = _record(name, "[^---AIOKafkaConsumerThread]: Thread keepalive is not responding...")
+        assert stalled.filter(record)
+        return record
+
+    assert line().levelno == logging.WARNING  # resumed from a pause
+    now[0] += 1.1
+    assert line().levelno == logging.ERROR  # still not answering
+    now[0] += 1.1
+    assert line().levelno == logging.ERROR
+    now[0] += 60
+    assert line().levelno == logging.WARNING  # another pause, later
+    other = _record(name, "[^---AIOKafkaConsumerThread]: Starting...")
+    other.levelno = logging.ERROR
+    assert stalled.filter(other) and other.levelno == logging.ERROR
