@@ -32,6 +32,7 @@ import httpx
 import psutil
 
 from devstack.kafka import LocalKafka, free_port
+from tests.bench import trace_ab
 from tests.bench.batch_bench import CONNECTIONS as BATCH_CONNECTIONS
 from tests.bench.batch_bench import batch_figures, raw_producer_rate, render_batch, write_batch_body
 from tests.bench.control_bench import render_control, run_control_section
@@ -435,6 +436,11 @@ TRACING_RUNS = ("off", "on", "off", "on 10%", "off", "on", "off", "on", "off")
 # at saturation the traced runs reach more publishes/s, the API takes more of the two cores from
 # the worker and the broker, and its CPU per publish moves with that share, not only with tracing.
 TRACING_PACED_RUNS = ("paced off", "paced on", "paced off", "paced on", "paced off", "paced on", "paced off")
+# Then, at the same paced load, API processes whose publishes are traced and not traced in phases
+# that alternate every TRACING_AB_PERIOD_S (tests/bench/trace_ab.py): the cost inside one process.
+TRACING_AB_PROCESSES = 4
+TRACING_AB_PERIOD_S = 2.0
+TRACING_AB_SECONDS = 60.0
 TRACING_PACE_MS = 8.0
 TRACING_SETTLE_S = 15.0  # of publishes before the first run: the broker's warm-up is not tracing's cost
 
@@ -453,9 +459,9 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
     authorization = f"Bearer {stack.credentials['access_token']}"
     url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/bench/publish"
 
-    def restart_api(env: dict[str, str] | None) -> None:
+    def restart_api(env: dict[str, str] | None, command: list[str] | None = None) -> None:
         stack.stop_api()
-        stack.api = stack._spawn("api", stack.var_dir / "api.log", env=env)
+        stack.api = stack._spawn("api", stack.var_dir / "api.log", env=env, command=command)
 
         def accepted() -> bool:
             try:
@@ -494,9 +500,26 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
                 ),
             )
             runs.append(run)
-        stack.stop_api()
+        alternating = []
+        for i in range(TRACING_AB_PROCESSES):
+            phases_file = bench.work_dir / f"trace-ab-{i}.jsonl"
+            phases_file.unlink(missing_ok=True)
+            command = ["-m", "tests.bench.trace_ab", f"{TRACING_AB_PERIOD_S:g}", str(phases_file)]
+            restart_api(env["on"], command)
+            name = f"tracing alternating {TRACING_AB_PERIOD_S:g} s phases ({i + 1}/{TRACING_AB_PROCESSES})"
+            progress(f"{name}: warm-up {bench.args.warmup:g}s, then {TRACING_AB_SECONDS:g}s")
+            run_wrk(bench, url, authorization, bench.args.warmup, watch(), delay_ms=TRACING_PACE_MS)
+            started = time.monotonic()
+            run = run_wrk(bench, url, authorization, TRACING_AB_SECONDS, watch(), delay_ms=TRACING_PACE_MS)
+            ended = time.monotonic()
+            stack.stop_api()
+            measured = trace_ab.cost(trace_ab.read(phases_file), started, ended)
+            measured.update(rps=run["rps"], errors=run["errors"])
+            progress(f"{name}: {measured}")
+            alternating.append(measured)
         spans = len([s for s in received.snapshot() if s.name == "publish"])
     restart_api(None)
+    ab_costs: list[float] = [a["cost"] for a in alternating if a["cost"] is not None and not a["errors"]]
     on_requests = sum(r["requests"] for r in runs if r["kind"] in ("on", "paced on"))
     sampled_requests = sum(r["requests"] for r in runs if r["kind"] == "on 10%")
 
@@ -534,6 +557,11 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
         "on": costs("on"),
         "sampled": costs("on 10%"),
         "paced": costs("paced on"),
+        "alternating": {
+            "runs": alternating,
+            "period_s": TRACING_AB_PERIOD_S,
+            "cost": statistics.median(ab_costs) if len(ab_costs) == len(alternating) else None,
+        },
         "pace_ms": TRACING_PACE_MS,
         "publish_spans_exported": spans,
         "publishes_traced": on_requests + round(sampled_requests * 0.1),
@@ -687,6 +715,21 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
                 f"{min(rates):,.0f}-{max(rates):,.0f} publishes/s), on vs the paced off runs either side, "
                 f"API CPU per publish: {each}; median {paced['cpu_cost']:+.1%} "
                 f"(target <= 10%: {'met' if paced['cpu_cost'] <= 0.10 else 'NOT met'})"
+            )
+    alternating = fig.get("alternating")
+    if alternating is not None:
+        if alternating["cost"] is None:
+            lines.append("alternating on/off phases: n/a (a run had errors or no phase of a kind)")
+        else:
+            each = "; ".join(
+                f"loop {a['loop_on_us']} vs {a['loop_off_us']} us + export {a['export_us']} us: {a['cost']:+.1%}"
+                for a in alternating["runs"]
+            )
+            lines.append(
+                f"paced, inside each API process publishes traced and not in {alternating['period_s']:g} s phases "
+                f"(CPU per publish of the event loop in on vs off phases, plus the export thread's per traced "
+                f"publish): {each}; median {alternating['cost']:+.1%} "
+                f"(target <= 10%: {'met' if alternating['cost'] <= 0.10 else 'NOT met'})"
             )
     work = fig["traced_publish_cpu_us"]
     lines.append(

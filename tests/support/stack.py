@@ -87,10 +87,13 @@ class Stack:
         """Set environment variables of every process started from now on (a restart with new settings)."""
         self._env.update(env)
 
-    def _spawn(self, role: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, role: str, log: Path, env: dict[str, str] | None = None, command: list[str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """``python -m app.cli ROLE``, or ``python COMMAND`` (a bench's wrapper of it), with this stack's settings."""
         with open(log, "ab") as out:
             return subprocess.Popen(
-                [sys.executable, "-m", "app.cli", role],
+                [sys.executable, *(command or ["-m", "app.cli", role])],
                 cwd=ROOT,
                 env={**self._env, **(env or {})},
                 stdout=out,
