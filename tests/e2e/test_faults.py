@@ -100,14 +100,7 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
             slowest = max(a.ended - a.started for a in during)
             assert slowest < PRODUCE_TIMEOUT + 1.5, f"a 503 took {slowest:.1f} s"
             assert {a.status for a in answers} <= {202, 503}, "only 202 or 503, never a 500"
-
-            def processed() -> list[str] | None:
-                found = [i["event_id"] for i in all_incidents(client)]
-                return found if accepted <= set(found) else None
-
-            wait_for(processed, 180, "an incident for every accepted publish")
-            incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
-            _assert_one_effect_per_event(stack, incidents)
+            incidents = _every_accepted_decided_once(stack, client, accepted)
             late = set(incidents) - accepted
             assert late <= sent, "an incident for an event never sent"
             # The spec: any answer but 202 means "not accepted". A refused publish is never decided,
@@ -262,14 +255,7 @@ def test_database_stopped_answers_503_and_writes_nothing_half(tmp_path: Path, ka
             assert keys == ["quake"], f"the create refused with 503 was not written: {keys}"
             assert client.post("/workflow_topics", json={"key": "during"}).status_code == 201, "a retry succeeds"
             accepted = publisher.accepted()
-
-            def processed() -> list[str] | None:
-                found = [i["event_id"] for i in all_incidents(client)]
-                return found if accepted <= set(found) else None
-
-            wait_for(processed, 180, "an incident for every accepted publish")
-            incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
-            _assert_one_effect_per_event(stack, incidents)
+            _every_accepted_decided_once(stack, client, accepted)
             assert stack.workers[0].poll() is None, "the worker was not restarted"
         print(
             f"\ndatabase stopped {DB_OUTAGE_SECONDS} s: {len(publisher.answers)} publishes, {len(accepted)} accepted, "
@@ -381,6 +367,20 @@ def test_a_database_that_never_answers_gives_503_not_500(tmp_path: Path, kafka: 
     print(f"\ndatabase that never answers: {', '.join(f'{k} {v.status_code}' for k, v in answers.items())}")
 
 
+def _every_accepted_decided_once(stack: Stack, client: httpx.Client, accepted: set[str]) -> list[str]:
+    """Once every ``accepted`` event has its incident (within 180 s), and no more come: the events
+    of the incidents, each with one effect (:func:`_assert_one_effect_per_event`)."""
+
+    def processed() -> list[str] | None:
+        found = [i["event_id"] for i in all_incidents(client)]
+        return found if accepted <= set(found) else None
+
+    wait_for(processed, 180, "an incident for every accepted publish")
+    incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
+    _assert_one_effect_per_event(stack, incidents)
+    return incidents
+
+
 def _assert_one_effect_per_event(stack: Stack, incidents: list[str]) -> None:
     """Each published ``event.id`` (never published twice here) has one incident whose timeline is
     its one CREATED entry, and the sink updated nothing. A second effect for an event would not
@@ -437,14 +437,7 @@ def test_a_worker_frozen_past_its_session_rejoins_with_no_error_line(tmp_path: P
             wait_for(lambda: len(publisher.accepted()) >= accepted_before + 50, 60, "publishes after the freeze")
             publisher.stop()
             accepted = publisher.accepted()
-
-            def processed() -> list[str] | None:
-                found = [i["event_id"] for i in all_incidents(client)]
-                return found if accepted <= set(found) else None
-
-            wait_for(processed, 180, "an incident for every accepted publish")
-            incidents = listen(lambda: [i["event_id"] for i in all_incidents(client)])
-            _assert_one_effect_per_event(stack, incidents)
+            _every_accepted_decided_once(stack, client, accepted)
             assert stack.workers[0].poll() is None, "the worker exited"
         assert_no_errors(stack)
         assert_no_gaps(stack)
