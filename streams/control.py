@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from functools import partial
 from typing import Any
 
@@ -136,19 +136,19 @@ async def _decide(
 ) -> Processed:
     """Decide one record and queue its outputs; with tracing on, in a ``decide`` span continuing
     the publish request's (the record's traceparent), whose id goes into the event's trace and
-    whose traceparent goes with each delivery and incident item."""
+    whose traceparent (and tracestate) go with each delivery and incident item."""
     cfg = await resources().topic_config(record["organization_id"], record["topic_id"])
     key = event.key
     stored = await _state_of(event, key, written) if reads_state(cfg, record) else None
     with _decide_span(event, record) if tracing.enabled else _NO_SPAN as span:
-        traceparent = None
+        trace: dict[str, str] = {}
         if span is not None:
             record["trace_id"] = tracing.trace_id_of(span)
-            traceparent = tracing.traceparent_of(span)
+            trace = tracing.item_fields(span)
         done = process(record, stored, cfg, key=key.decode(), offset=event.message.offset, prior_view=views.get(key))
         for rec, outputs in done.decided:
             decision_log.observe_decision(rec, len(outputs.actions) + len(outputs.deliveries))
-            await _queue(outputs, event.message.partition, outbox, event, traceparent, _request(record))
+            await _queue(outputs, event.message.partition, outbox, event, trace, _request(record))
     return done
 
 
@@ -244,21 +244,22 @@ async def _queue(
     partition: int,
     outbox: Outbox,
     event: Any,
-    traceparent: str | None = None,
+    trace: Mapping[str, str] | None = None,
     request: dict[str, str] | None = None,
 ) -> None:
     """Queue what one decided record asks to send; dead-letter what its workflows could not run.
-    With tracing on, each incident and delivery item carries the decision span's traceparent; each
-    carries the publish request's id (``request``) for the lines about it."""
+    With tracing on, each incident and delivery item carries the decision span's trace fields
+    (``trace``: tracing.item_fields); each carries the publish request's id (``request``) for the
+    lines about it."""
     for action in outputs.actions:
-        if traceparent is not None:
-            action[tracing.ITEM_FIELD] = traceparent
+        if trace:
+            action.update(trace)
         if request:
             action.update(request)
         outbox.add(incident_actions_topic, partition, action)
     for kind, item in outputs.deliveries:
-        if traceparent is not None:
-            item[tracing.ITEM_FIELD] = traceparent
+        if trace:
+            item.update(trace)
         if request:
             item.update(request)
         outbox.add(action_topics[kind], partition, item)

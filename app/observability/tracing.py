@@ -9,7 +9,8 @@ its Kafka record to the decision (the worker's control agent) and each delivery 
 - The control agent's ``decide`` span continues the record's trace (:func:`context_from_headers`).
   The control agent sends its outputs batched, many items per Kafka record (streams/outbox.py),
   so each delivery and incident item carries the decision span's ``traceparent`` as a field of
-  its own (:data:`ITEM_FIELD`), kept on its retries.
+  its own (:data:`ITEM_FIELD`), with its ``tracestate`` if any (:data:`STATE_FIELD`), kept on its
+  retries.
 - The trace id is in the event's trace (its ``accepted`` step) and bound in the log lines
   (``trace_id``) written meanwhile.
 
@@ -39,6 +40,7 @@ import structlog
 
 HEADER = "traceparent"
 ITEM_FIELD = "traceparent"  # on the delivery and incident items the control agent sends
+STATE_FIELD = "tracestate"  # beside it when the decision's trace has a W3C tracestate
 PUBLISH_ROUTE = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish"
 
 enabled = False  # read on every hot path: False costs one global lookup
@@ -202,11 +204,25 @@ def traceparent_of(span: Any) -> str:
     return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
 
 
-def context_from_traceparent(value: str | bytes | None) -> Any:
-    """The OpenTelemetry context a ``traceparent`` value continues (an empty one if it is invalid)."""
-    if isinstance(value, bytes):
-        value = value.decode("latin-1")
-    return _propagator().extract({HEADER: value} if value else {})
+def item_fields(span: Any) -> dict[str, str]:
+    """What a delivery or incident item carries to continue ``span`` (the decision's): its
+    traceparent (:data:`ITEM_FIELD`) and, when its trace has one, its W3C tracestate
+    (:data:`STATE_FIELD`): the vendors' entries a caller sent go with the whole trace."""
+    fields = {ITEM_FIELD: traceparent_of(span)}
+    state = span.get_span_context().trace_state
+    if state:
+        fields[STATE_FIELD] = state.to_header()
+    return fields
+
+
+def context_of_item(item: Mapping[str, Any]) -> Any:
+    """The context an item's trace fields (:func:`item_fields`) continue; an empty one when its
+    traceparent is not valid. A tracestate the propagator refuses is dropped."""
+    carrier = {HEADER: str(item[ITEM_FIELD])}
+    state = item.get(STATE_FIELD)
+    if isinstance(state, str) and state:
+        carrier["tracestate"] = state
+    return _propagator().extract(carrier)
 
 
 def context_from_headers(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None) -> Any:
@@ -401,7 +417,7 @@ def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic
 @contextlib.contextmanager
 def child_span(name: str, parent: Any, kind: str, attributes: Mapping[str, Any]) -> Iterator[Any]:
     """A span continuing ``parent`` (a context from :func:`context_from_headers` or
-    :func:`context_from_traceparent`), current inside the block; its trace id bound to the log
+    :func:`context_of_item`), current inside the block; its trace id bound to the log
     lines meanwhile. ``kind``: ``consumer``, ``client`` or ``internal``."""
     from opentelemetry.trace import SpanKind
 
@@ -441,7 +457,7 @@ def delivery_span(kind: str, item: Mapping[str, Any]) -> contextlib.AbstractCont
         "tocsin.delivery.kind": kind,
         "tocsin.delivery.attempt": int(item.get("attempt", 1)),
     }
-    return child_span(f"deliver {kind}", context_from_traceparent(item[ITEM_FIELD]), "client", attributes)
+    return child_span(f"deliver {kind}", context_of_item(item), "client", attributes)
 
 
 def attempt_outcome(span: Any, status_code: int | None, error: str | None) -> None:
@@ -456,12 +472,11 @@ def attempt_outcome(span: Any, status_code: int | None, error: str | None) -> No
 def incident_spans(actions: Iterable[Mapping[str, Any]], start_ns: int, end_ns: int) -> None:
     """One ``incident`` span per incident action of a stored batch (each a child of its decision's)."""
     for action in actions:
-        traceparent = action.get(ITEM_FIELD)
-        if traceparent:
+        if action.get(ITEM_FIELD):
             attributes = {
                 "tocsin.event_id": action["event_id"],
                 "tocsin.organization_id": action["organization_id"],
                 "tocsin.effect_id": action["effect_id"],
                 "tocsin.decision": str(action.get("decision") or "NOTIFY"),
             }
-            timed_span("incident", context_from_traceparent(traceparent), start_ns, end_ns, attributes)
+            timed_span("incident", context_of_item(action), start_ns, end_ns, attributes)

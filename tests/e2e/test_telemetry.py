@@ -207,6 +207,8 @@ def test_one_trace_from_the_publish_request_to_the_decision_the_webhook_and_the_
         assert caller["publish"].trace_id == caller_trace and caller["publish"].parent_span_id == caller_span
         assert caller["decide"].parent_span_id == caller["publish"].span_id
         assert caller["publish"].trace_state == caller["decide"].trace_state == "congo=t61", "W3C: passed on"
+        for name in ("deliver WEBHOOK", "incident"):  # through the delivery and incident items too
+            assert caller[name].trace_state == "congo=t61", name
         # a batch: one span for the request, each event's decision its child (an attacker found
         # batches untraced)
         batch_trace = BATCH_TRACEPARENT.split("-")[1]

@@ -92,6 +92,37 @@ def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: I
         spans.clear()
 
 
+def test_the_tracestate_goes_with_the_trace_to_the_delivery_and_the_incident(spans: InMemorySpanExporter) -> None:
+    """W3C: the vendors' entries of a caller's tracestate go with the whole trace. The record's
+    tracestate reached the decision; its delivery and incident items carry it too (they carried
+    only the traceparent: their spans had none)."""
+    headers = [
+        ("traceparent", b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+        ("tracestate", b"congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"),
+    ]
+    with tracing.child_span("decide", tracing.context_from_headers(headers), "consumer", {}) as decide:
+        fields = tracing.item_fields(decide)
+    assert fields == {
+        tracing.ITEM_FIELD: tracing.traceparent_of(decide),
+        tracing.STATE_FIELD: "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+    }
+    item = {"event_id": "evt_1", "organization_id": "org_1", "effect_id": "eff_1", **fields}
+    with tracing.delivery_span("WEBHOOK", item):
+        pass
+    tracing.incident_spans([item], 1, 2)
+    got = _by_name(spans)
+    for name in ("deliver WEBHOOK", "incident"):
+        assert got[name].parent is not None and got[name].parent.span_id == got["decide"].context.span_id, name
+        assert got[name].context.trace_state.to_header() == "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", name
+    spans.clear()
+    without = [headers[0]]
+    with tracing.child_span("decide", tracing.context_from_headers(without), "consumer", {}) as decide:
+        assert tracing.item_fields(decide) == {tracing.ITEM_FIELD: tracing.traceparent_of(decide)}
+    malformed = {**item, tracing.STATE_FIELD: "not a=valid,,,=state" * 40}
+    with tracing.delivery_span("WEBHOOK", malformed) as attempt:  # dropped: the trace goes on
+        assert attempt.get_span_context().trace_id == 0x0AF7651916CD43DD8448EB211C80319C
+
+
 def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(
     publishes: list[tracing.PublishSpan],
 ) -> None:
