@@ -67,7 +67,11 @@ class RetriedErrorFilter(logging.Filter):
     offsets not committed are read again by whoever holds the partition next (deduplicated
     downstream). Seen in tests/e2e/test_scaling.py when workers join and leave under load."""
 
-    RETRIED = {("aiokafka.consumer.group_coordinator", "Group Coordinator Request failed: %s")}
+    # Each retries a retriable error (args[0]) by itself: the coordinator lookup, the heartbeat.
+    RETRIED = {
+        ("aiokafka.consumer.group_coordinator", "Group Coordinator Request failed: %s"),
+        ("aiokafka.consumer.group_coordinator", "Heartbeat send request failed: %s. Will retry."),
+    }
     # "Error sending <request> to node <id> [<error>] -- marking coordinator dead": the coordinator is
     # looked up again and a retriable failure (a connection the broker closed) retried by its caller.
     RESENT = {("aiokafka.consumer.group_coordinator", "Error sending %s to node %s [%s] -- marking coordinator dead")}
@@ -82,17 +86,15 @@ class RetriedErrorFilter(logging.Filter):
         # (tests/e2e/test_faults.py, the frozen worker).
         ("aiokafka.consumer.group_coordinator", "Heartbeat session expired - marking coordinator dead"),
     }
-    # "Heartbeat send request failed: <error>. Will retry.": a retriable error is retried.
-    HEARTBEAT = {("aiokafka.consumer.group_coordinator", "Heartbeat send request failed: %s. Will retry.")}
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno != logging.ERROR:
             return True
         key = (record.name, record.msg)
         args = record.args if isinstance(record.args, tuple) else ()
-        retried = (
-            (key in self.RETRIED or key in self.HEARTBEAT) and args and getattr(args[0], "retriable", False)
-        ) or (key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False))
+        retried = (key in self.RETRIED and args and getattr(args[0], "retriable", False)) or (
+            key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False)
+        )
         if key in self.REJOINED or retried:
             record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
         return True

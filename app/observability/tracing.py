@@ -246,7 +246,7 @@ def forwarded(headers: Iterable[tuple[str, bytes]] | Mapping[str, bytes] | None)
 def record_headers() -> list[tuple[str, bytes]]:
     """The Kafka headers carrying the current span's context ([] outside a span or when off):
     ``traceparent`` formatted here (the propagator's generic carrier costs more per publish), and
-    ``tracestate`` when the span has one. In the API's publish span (:func:`server_span`), its own
+    ``tracestate`` when the span has one (:func:`item_fields`). In the API's publish span (:func:`server_span`), its own
     header, made once."""
     if not enabled:
         return []
@@ -255,13 +255,11 @@ def record_headers() -> list[tuple[str, bytes]]:
         return list(publish)
     from opentelemetry.trace import get_current_span
 
-    ctx = get_current_span().get_span_context()
-    if not ctx.is_valid:
+    span = get_current_span()
+    if not span.get_span_context().is_valid:
         return []
-    headers = [(HEADER, f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}".encode())]
-    if ctx.trace_state:
-        headers.append(("tracestate", ctx.trace_state.to_header().encode("latin-1")))
-    return headers
+    # the item fields are named as the W3C headers: traceparent, and tracestate when there is one
+    return [(name, value.encode("latin-1")) for name, value in item_fields(span).items()]
 
 
 def publish_headers() -> tuple[tuple[str, bytes], ...]:
