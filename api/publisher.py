@@ -341,7 +341,7 @@ async def _send_all(
     producer: TransactionalProducer, records: list[Record], headers: list[tuple[int, bytes]]
 ) -> list[Any]:
     """Send the records, in order, as one record batch per partition (more when one fills up:
-    TRANSACTION_BATCH_BYTES, api/state.py); the futures of their acknowledgements.
+    PRODUCER_BATCH_BYTES, api/state.py); the futures of their acknowledgements.
 
     A record appended to aiokafka's batch builder costs about a microsecond, against some 20 for a
     ``send`` of its own (serializers, partitioner, a coroutine per record): the CPU a batch publish

@@ -35,14 +35,22 @@ log = logging.getLogger(__name__)
 PRODUCER_FATAL = (OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId, InvalidProducerEpoch)
 
 
+PRODUCER_BATCH_BYTES = 512 * 1024  # below the broker's message.max.bytes (1 MiB by default)
+
+
 def new_producer(settings: Settings) -> AIOKafkaProducer:
-    """The replica's producer of everything but publishes (config-change announcements, redeliveries):
-    acks=all, no duplicates from its own retries (idempotent), outside transactions."""
+    """The replica's producer of single publishes (without TOCSIN_PUBLISH_TRANSACTIONS) and of
+    everything else outside transactions (config-change announcements, redeliveries): acks=all, no
+    duplicates from its own retries (idempotent)."""
     return AIOKafkaProducer(
         **client_args(settings),
         acks="all",
         enable_idempotence=True,
         linger_ms=settings.producer_linger_ms,
+        # aiokafka keeps one open batch per partition while the previous one is acknowledged; a
+        # publish finding it full waits for that acknowledgement (16 KiB by default: about 60
+        # publish records, fewer with a trace header)
+        max_batch_size=PRODUCER_BATCH_BYTES,
         request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
         retry_backoff_ms=100,
         partitioner=KeyPartitioner(),
@@ -53,9 +61,6 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
 # transaction's markers are still being written, KAFKA-5477) after 20 ms; the broker needs about a
 # millisecond here, and a publish would wait those 20 ms about every other transaction.
 aiokafka_sender.BACKOFF_OVERRIDE = 0.002
-
-
-TRANSACTION_BATCH_BYTES = 512 * 1024  # below the broker's message.max.bytes (1 MiB by default)
 
 
 def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaProducer:
@@ -70,7 +75,7 @@ def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaPro
         linger_ms=0,
         # a batch publish's records (up to 1,000) in one produce request per partition, not in 16 KiB
         # batches each waiting for the previous one's acknowledgement
-        max_batch_size=TRANSACTION_BATCH_BYTES,
+        max_batch_size=PRODUCER_BATCH_BYTES,
         request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
         retry_backoff_ms=100,
         partitioner=KeyPartitioner(),

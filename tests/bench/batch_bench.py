@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaProducer
 
-from api.state import TRANSACTION_BATCH_BYTES
+from api.state import PRODUCER_BATCH_BYTES
 from app.clock import now_ms
 from app.domain.ids import new_id
 from app.domain.publish import PublishRequest, publish_record, state_key
@@ -103,7 +103,7 @@ async def _raw_rate(
         acks="all",
         enable_idempotence=True,
         linger_ms=0,
-        max_batch_size=TRANSACTION_BATCH_BYTES,  # as the API's transactional producers
+        max_batch_size=PRODUCER_BATCH_BYTES,  # as the API's transactional producers
         partitioner=KeyPartitioner(),
     )
     send = _send_batches if batches else _send_each
