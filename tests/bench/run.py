@@ -436,12 +436,15 @@ TRACING_RUNS = ("off", "on", "off", "on 10%", "off", "on", "off", "on", "off")
 # at saturation the traced runs reach more publishes/s, the API takes more of the two cores from
 # the worker and the broker, and its CPU per publish moves with that share, not only with tracing.
 TRACING_PACED_RUNS = ("paced off", "paced on", "paced off", "paced on", "paced off", "paced on", "paced off")
-# Then, at the same paced load, API processes whose publishes are traced and not traced in phases
-# that alternate every TRACING_AB_PERIOD_S (tests/bench/trace_ab.py): the cost inside one process.
-TRACING_AB_PROCESSES = 4
+# Then API processes whose publishes are traced and not traced in phases that alternate every
+# TRACING_AB_PERIOD_S (tests/bench/trace_ab.py): the cost inside one process, free of the drift and
+# of the differences between processes that the runs above compare across; at the paced load, then
+# at saturation (each wrk connection sends as soon as it has its answer).
+TRACING_AB_PROCESSES = 3  # per load
 TRACING_AB_PERIOD_S = 2.0
 TRACING_AB_SECONDS = 60.0
 TRACING_PACE_MS = 8.0
+TRACING_AB_LOADS = (("paced", TRACING_PACE_MS), ("saturated", 0.0))  # wrk's pause after each response, ms
 TRACING_TARGET = 0.10  # issue 19: tracing on costs at most 10 %
 TRACING_SETTLE_S = 15.0  # of publishes before the first run: the broker's warm-up is not tracing's cost
 
@@ -501,26 +504,38 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
                 ),
             )
             runs.append(run)
-        alternating = []
-        for i in range(TRACING_AB_PROCESSES):
-            phases_file = bench.work_dir / f"trace-ab-{i}.jsonl"
-            phases_file.unlink(missing_ok=True)
-            command = ["-m", "tests.bench.trace_ab", f"{TRACING_AB_PERIOD_S:g}", str(phases_file)]
-            restart_api(env["on"], command)
-            name = f"tracing alternating {TRACING_AB_PERIOD_S:g} s phases ({i + 1}/{TRACING_AB_PROCESSES})"
-            progress(f"{name}: warm-up {bench.args.warmup:g}s, then {TRACING_AB_SECONDS:g}s")
-            run_wrk(bench, url, authorization, bench.args.warmup, watch(), delay_ms=TRACING_PACE_MS)
-            started = time.monotonic()
-            run = run_wrk(bench, url, authorization, TRACING_AB_SECONDS, watch(), delay_ms=TRACING_PACE_MS)
-            ended = time.monotonic()
-            stack.stop_api()
-            measured = trace_ab.cost(trace_ab.read(phases_file), started, ended)
-            measured.update(rps=run["rps"], errors=run["errors"])
-            progress(f"{name}: {measured}")
-            alternating.append(measured)
+        alternating: dict[str, list[dict[str, Any]]] = {load: [] for load, _ in TRACING_AB_LOADS}
+        for load, delay in TRACING_AB_LOADS:
+            for i in range(TRACING_AB_PROCESSES):
+                phases_file = bench.work_dir / f"trace-ab-{load}-{i}.jsonl"
+                phases_file.unlink(missing_ok=True)
+                command = ["-m", "tests.bench.trace_ab", f"{TRACING_AB_PERIOD_S:g}", str(phases_file)]
+                restart_api(env["on"], command)
+                name = f"tracing {load}, alternating {TRACING_AB_PERIOD_S:g} s phases ({i + 1}/{TRACING_AB_PROCESSES})"
+                progress(f"{name}: warm-up {bench.args.warmup:g}s, then {TRACING_AB_SECONDS:g}s")
+                run_wrk(bench, url, authorization, bench.args.warmup, watch(), delay_ms=delay)
+                started = time.monotonic()
+                run = run_wrk(bench, url, authorization, TRACING_AB_SECONDS, watch(), delay_ms=delay)
+                ended = time.monotonic()
+                stack.stop_api()
+                measured = trace_ab.cost(trace_ab.read(phases_file), started, ended)
+                measured.update(rps=run["rps"], errors=run["errors"])
+                progress(f"{name}: {measured}")
+                alternating[load].append(measured)
         spans = len([s for s in received.snapshot() if s.name == "publish"])
     restart_api(None)
-    ab_costs: list[float] = [a["cost"] for a in alternating if a["cost"] is not None and not a["errors"]]
+
+    def alternated(runs: list[dict[str, Any]]) -> dict[str, Any]:
+        """The runs of one load and the median of their costs (None if a run had errors)."""
+        valid = [a for a in runs if a["cost"] is not None and not a["errors"]]
+        complete = len(valid) == len(runs)
+        return {
+            "runs": runs,
+            "period_s": TRACING_AB_PERIOD_S,
+            "cost": statistics.median(a["cost"] for a in valid) if complete else None,
+            "rate_ratio": statistics.median(a["rate_ratio"] for a in valid) if complete else None,
+        }
+
     on_requests = sum(r["requests"] for r in runs if r["kind"] in ("on", "paced on"))
     sampled_requests = sum(r["requests"] for r in runs if r["kind"] == "on 10%")
 
@@ -558,11 +573,8 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
         "on": costs("on"),
         "sampled": costs("on 10%"),
         "paced": costs("paced on"),
-        "alternating": {
-            "runs": alternating,
-            "period_s": TRACING_AB_PERIOD_S,
-            "cost": statistics.median(ab_costs) if len(ab_costs) == len(alternating) else None,
-        },
+        "alternating": alternated(alternating["paced"]),
+        "alternating_saturated": alternated(alternating["saturated"]),
         "pace_ms": TRACING_PACE_MS,
         "publish_spans_exported": spans,
         "publishes_traced": on_requests + round(sampled_requests * 0.1),
@@ -721,21 +733,25 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
                 f"API CPU per publish: {each}; median {paced['cpu_cost']:+.1%} "
                 f"({_against_target(paced['cpu_cost'])})"
             )
-    alternating = fig.get("alternating")
-    if alternating is not None:
+    for load, key in (("paced", "alternating"), ("saturated", "alternating_saturated")):
+        alternating = fig.get(key)
+        if alternating is None:
+            continue
         if alternating["cost"] is None:
-            lines.append("alternating on/off phases: n/a (a run had errors or no phase of a kind)")
-        else:
-            each = "; ".join(
-                f"loop {a['loop_on_us']} vs {a['loop_off_us']} us + export {a['export_us']} us: {a['cost']:+.1%}"
-                for a in alternating["runs"]
-            )
-            lines.append(
-                f"paced, inside each API process publishes traced and not in {alternating['period_s']:g} s phases "
-                f"(CPU per publish of the event loop in on vs off phases, plus the export thread's per traced "
-                f"publish): {each}; median {alternating['cost']:+.1%} "
-                f"({_against_target(alternating['cost'])})"
-            )
+            lines.append(f"{load}, alternating on/off phases: n/a (a run had errors or no phase of a kind)")
+            continue
+        each = "; ".join(
+            f"loop {a['loop_on_us']} vs {a['loop_off_us']} us + export {a['export_us']} us: {a['cost']:+.1%}"
+            f" (publishes/s {a.get('rate_ratio', 'n/a')} x)"
+            for a in alternating["runs"]
+        )
+        lines.append(
+            f"{load}, inside each API process publishes traced and not in {alternating['period_s']:g} s phases "
+            f"(CPU per publish of the event loop in on vs off phases, plus the export thread's per traced "
+            f"publish; publishes per second of on phases against off ones): {each}; median "
+            f"{alternating['cost']:+.1%}, publishes/s {alternating.get('rate_ratio')} x "
+            f"({_against_target(alternating['cost'])})"
+        )
     work = fig["traced_publish_cpu_us"]
     lines.append(
         f"in-process, CPU per traced publish: span, header and encoding {work['span_us']} us + its share of the "

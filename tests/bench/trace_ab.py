@@ -70,7 +70,8 @@ def install(period: float, out: Path) -> None:
 def cost(phases: list[dict[str, Any]], start: float, end: float) -> dict[str, Any]:
     """The CPU per publish of the phases wholly between ``start`` and ``end`` (monotonic seconds):
     the event loop thread's in the on and the off phases, and the export thread's (all phases: it
-    exports the on phases' spans whenever its batch is full) per traced publish."""
+    exports the on phases' spans whenever its batch is full) per traced publish; and the publishes
+    per second of the on phases against the off ones."""
     inside = [p for p in phases if p["start"] >= start and p["end"] <= end]
     on = [p for p in inside if p["on"]]
     off = [p for p in inside if not p["on"]]
@@ -81,6 +82,8 @@ def cost(phases: list[dict[str, Any]], start: float, end: float) -> dict[str, An
     loop_on = sum(p["loop_ns"] for p in on) / traced / 1e3
     loop_off = sum(p["loop_ns"] for p in off) / untraced / 1e3
     export = sum(p["export_ns"] for p in inside) / traced / 1e3
+    on_s = sum(p["end"] - p["start"] for p in on)
+    off_s = sum(p["end"] - p["start"] for p in off)
     return {
         "phases": len(inside),
         "traced": traced,
@@ -89,6 +92,8 @@ def cost(phases: list[dict[str, Any]], start: float, end: float) -> dict[str, An
         "loop_off_us": round(loop_off, 1),
         "export_us": round(export, 2),
         "cost": round((loop_on + export) / loop_off - 1, 3),
+        # publishes per second of the on phases against the off ones (at saturation: the throughput)
+        "rate_ratio": round(traced / on_s / (untraced / off_s), 3),
     }
 
 

@@ -30,6 +30,13 @@ def test_the_cost_compares_the_phases_inside_the_window_with_the_export_charged_
     assert (measured["traced"], measured["untraced"]) == (2000, 2000)
     assert (measured["loop_on_us"], measured["loop_off_us"], measured["export_us"]) == (110.0, 100.0, 1.5)
     assert measured["cost"] == 0.115  # (110 + 1.5) / 100 - 1
+    assert measured["rate_ratio"] == 1.0
+
+
+def test_the_rate_ratio_compares_publishes_per_second_of_the_two_kinds_of_phase() -> None:
+    phases = [_phase(True, 0, 110, 900), _phase(False, 2, 100, 1000), _phase(True, 4, 110, 900)]
+    measured = cost(phases, start=0, end=6)
+    assert measured["rate_ratio"] == 0.9  # 1,800 in 4 s against 1,000 in 2 s
 
 
 def test_no_phase_of_a_kind_gives_no_cost() -> None:
