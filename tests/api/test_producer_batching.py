@@ -10,14 +10,12 @@ api/state.py gives it PRODUCER_BATCH_BYTES.
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 
 from api.state import new_producer
-from app.kafka.topics import PUBLISH, ensure_topics
+from app.kafka.topics import PUBLISH
 from app.settings import Settings
-from devstack.kafka import LocalKafka
 
 pytestmark = pytest.mark.kafka
 
@@ -25,9 +23,10 @@ RECORD = b"x" * 300  # about a publish record's value
 HEADERS = [("traceparent", b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")]
 
 
-async def test_a_burst_for_one_partition_is_queued_without_waiting_for_an_acknowledgement(kafka: LocalKafka) -> None:
-    settings = Settings(kafka_bootstrap=kafka.bootstrap, topic_prefix=f"b{uuid.uuid4().hex[:8]}.")
-    await ensure_topics(settings)
+async def test_a_burst_for_one_partition_is_queued_without_waiting_for_acknowledgements(
+    fresh_topics: Settings,
+) -> None:
+    settings = fresh_topics
     topic = settings.topic(PUBLISH)
     producer = new_producer(settings)
     await producer.start()

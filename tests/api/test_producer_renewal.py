@@ -7,16 +7,14 @@ restarted with batches in flight: tests/e2e/test_faults.py) and then fails every
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 import pytest
 from aiokafka.errors import KafkaTimeoutError, OutOfOrderSequenceNumber
 
 from api.state import ApiState, new_producer
-from app.kafka.topics import PUBLISH, ensure_topics
+from app.kafka.topics import PUBLISH
 from app.settings import Settings
-from devstack.kafka import LocalKafka
 
 pytestmark = pytest.mark.kafka
 
@@ -35,9 +33,8 @@ def _state(settings: Settings, producer: Any) -> ApiState:
     )
 
 
-async def test_a_producer_whose_sender_died_is_replaced_and_sends(kafka: LocalKafka) -> None:
-    settings = Settings(kafka_bootstrap=kafka.bootstrap, topic_prefix=f"r{uuid.uuid4().hex[:8]}.")
-    await ensure_topics(settings)
+async def test_a_producer_whose_sender_died_is_replaced_and_sends(fresh_topics: Settings) -> None:
+    settings = fresh_topics
     topic = settings.topic(PUBLISH)
     first = new_producer(settings)
     await first.start()
