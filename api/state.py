@@ -47,9 +47,10 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
         acks="all",
         enable_idempotence=True,
         linger_ms=settings.producer_linger_ms,
-        # aiokafka keeps one open batch per partition while the previous one is acknowledged; a
-        # publish finding it full waits for that acknowledgement (16 KiB by default: about 60
-        # publish records, fewer with a trace header)
+        # aiokafka keeps one open batch per partition while the previous one is in flight (one
+        # request at a time per broker); a publish finding it full waits until the sender takes it,
+        # after the previous one's acknowledgement (16 KiB by default: about 50 publish records,
+        # fewer with a trace header)
         max_batch_size=PRODUCER_BATCH_BYTES,
         request_timeout_ms=int(settings.produce_timeout_seconds * 1000),
         retry_backoff_ms=100,

@@ -34,7 +34,7 @@ async def test_a_burst_for_one_partition_is_queued_without_waiting_for_acknowled
         async with asyncio.timeout(30):  # the topic's metadata, so that no send below waits for it
             await (await producer.send(topic, RECORD, key=b"k", partition=0))
         sent = []
-        for i in range(400):  # about 160 KB: ten 16 KiB batches
+        for i in range(400):  # about 150 KB: more than nine 16 KiB batches
             sent.append(await producer.send(topic, RECORD, key=b"k%d" % i, partition=0, headers=HEADERS))
         # No send gave the event loop a turn (the sender never ran): none is acknowledged yet. A send
         # that waited for a full batch to drain would have let the first ones be acknowledged.
