@@ -3,7 +3,7 @@ wait for an earlier batch's acknowledgement.
 
 aiokafka keeps one open batch per partition while the previous one is in flight; a record that
 does not fit waits until that batch is acknowledged (``MessageBatch.wait_drain``). At its default
-size (16 KiB, about 60 publish records, fewer with a trace header) a burst of publishes waited so;
+size (16 KiB, about 50 publish records, fewer with a trace header) a burst of publishes waited so;
 api/state.py gives it PRODUCER_BATCH_BYTES.
 """
 

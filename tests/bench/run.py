@@ -527,15 +527,14 @@ def section_tracing(bench: Bench) -> dict[str, Any]:
         spans = len([s for s in received.snapshot() if s.name == "publish"])
     restart_api(None)
 
-    def alternated(runs: list[dict[str, Any]]) -> dict[str, Any]:
-        """The runs of one load and the median of their costs (None if a run had errors)."""
-        valid = [a for a in runs if a["cost"] is not None and not a["errors"]]
-        complete = len(valid) == len(runs)
+    def alternated(measured: list[dict[str, Any]]) -> dict[str, Any]:
+        """The runs of one load and the medians of their costs (None if a run had errors)."""
+        complete = all(a["cost"] is not None and not a["errors"] for a in measured)
         return {
-            "runs": runs,
+            "runs": measured,
             "period_s": TRACING_AB_PERIOD_S,
-            "cost": statistics.median(a["cost"] for a in valid) if complete else None,
-            "rate_ratio": statistics.median(a["rate_ratio"] for a in valid) if complete else None,
+            "cost": statistics.median(a["cost"] for a in measured) if complete else None,
+            "rate_ratio": statistics.median(a["rate_ratio"] for a in measured) if complete else None,
         }
 
     on_requests = sum(r["requests"] for r in runs if r["kind"] in ("on", "paced on"))
@@ -744,7 +743,7 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
             continue
         each = "; ".join(
             f"loop {a['loop_on_us']} vs {a['loop_off_us']} us + export {a['export_us']} us: {a['cost']:+.1%}"
-            f" (publishes/s {a.get('rate_ratio', 'n/a')} x)"
+            f" (publishes/s {a['rate_ratio']} x)"
             for a in alternating["runs"]
         )
         lines.append(
