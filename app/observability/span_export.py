@@ -56,6 +56,8 @@ class ExportedSpan(Protocol):
     end_ns: int
     common: tuple[tuple[str, Any], ...]  # the attributes it started with, shared by many spans
     attributes: dict[str, Any]  # set later
+    ids: bytes  # its ids' fields (encoded_ids)
+    encoded_common: bytes | None  # its common attributes' fields with its name, kind, flags (common_fields)
     error: tuple[str, str] | None  # (exception type, message) of a span that failed
 
 
@@ -126,7 +128,7 @@ def _attribute(tag: bytes, key: str, value: Any) -> bytes:
     """A KeyValue message as the field ``tag`` of its parent."""
     encoded_key = _keys.get(key)
     if encoded_key is None:
-        if len(_keys) >= _COMMON_MAX:
+        if len(_keys) >= COMMON_MAX:
             _keys.clear()
         encoded_key = _keys[key] = _delimited(b"\x0a", _text(key))
     if type(value) is str:
@@ -139,7 +141,7 @@ def _attribute(tag: bytes, key: str, value: Any) -> bytes:
     if type(value) is int:  # a status code: a few values, each encoded once
         found = _ints.get((tag, key, value))
         if found is None:
-            if len(_ints) >= _COMMON_MAX:
+            if len(_ints) >= COMMON_MAX:
                 _ints.clear()
             found = _ints[tag, key, value] = _delimited(tag, encoded_key + _delimited(b"\x12", _any_value(value)))
         return found
@@ -150,26 +152,39 @@ _ints: dict[tuple[bytes, str, int], bytes] = {}  # the encoded attributes of int
 
 
 # The encoded fields many spans share (name, kind, flags and the attributes they start with). Emptied
-# when it grows past _COMMON_MAX (organizations x topics).
+# when it grows past COMMON_MAX (organizations x topics).
 _common: dict[tuple[str, bool, tuple[tuple[str, Any], ...]], bytes] = {}
-_COMMON_MAX = 4096
+COMMON_MAX = 4096
 
 
-def _common_fields(span: ExportedSpan) -> bytes:
-    key = (span.name, bool(span.parent_span_id), span.common)
+def common_fields(name: str, remote_parent: bool, common: tuple[tuple[str, Any], ...]) -> bytes:
+    """The encoded fields of a span's name, kind, flags (``remote_parent``: it continues a caller's
+    trace) and the attributes it starts with, which many spans share."""
+    key = (name, remote_parent, common)
     found = _common.get(key)
     if found is None:
-        flags = FLAGS_HAS_IS_REMOTE | FLAGS_IS_REMOTE if span.parent_span_id else FLAGS_HAS_IS_REMOTE
+        flags = FLAGS_HAS_IS_REMOTE | FLAGS_IS_REMOTE if remote_parent else FLAGS_HAS_IS_REMOTE
         parts = [
-            _delimited(b"\x2a", _text(span.name)),  # name (5)
+            _delimited(b"\x2a", _text(name)),  # name (5)
             b"\x30" + _varint(SPAN_KIND_SERVER),  # kind (6)
             _FLAGS.pack(0x0185, flags),  # flags (16): tag 133 as a varint, 0x85 0x01
-            *(_attribute(b"\x4a", k, v) for k, v in span.common),  # attributes (9)
+            *(_attribute(b"\x4a", k, v) for k, v in common),  # attributes (9)
         ]
-        if len(_common) >= _COMMON_MAX:
+        if len(_common) >= COMMON_MAX:
             _common.clear()
         found = _common[key] = b"".join(parts)
     return found
+
+
+def encoded_ids(trace_id: int, span_id: int, trace_state: str, parent_span_id: int) -> bytes:
+    """The encoded fields of a span's ids: trace id, span id, W3C tracestate ("": none) and parent
+    span id (0: a root span)."""
+    ids = _IDS.pack(0x0A, 16, trace_id >> 64, trace_id & _M64, 0x12, 8, span_id)
+    if trace_state:
+        ids += _delimited(b"\x1a", _text(trace_state))  # trace_state (3)
+    if parent_span_id:
+        ids += _PARENT.pack(0x22, 8, parent_span_id)
+    return ids
 
 
 def encode_span(span: ExportedSpan) -> bytes:
@@ -177,15 +192,10 @@ def encode_span(span: ExportedSpan) -> bytes:
     field for field what the SDK's OTLP encoder writes for the same span (the unit tests compare
     them). Pure Python, about 1 us: it runs as the span ends, on the publish's thread, so that the
     export thread has only bytes to send (its encoding competed with the event loop for the GIL)."""
-    trace_id = span.trace_id
-    ids = _IDS.pack(0x0A, 16, trace_id >> 64, trace_id & _M64, 0x12, 8, span.span_id)
-    if span.trace_state:
-        ids += _delimited(b"\x1a", _text(span.trace_state))  # trace_state (3)
-    if span.parent_span_id:
-        ids += _PARENT.pack(0x22, 8, span.parent_span_id)
-    common = _common_fields(span)
+    ids = span.ids
+    common = span.encoded_common or common_fields(span.name, bool(span.parent_span_id), span.common)
     attributes = b""
-    for key, value in span.attributes.items():  # usually one: += costs less than a join
+    for key, value in span.attributes.items():  # usually two: += costs less than a join
         attributes += _attribute(b"\x4a", key, value)
     status = _EMPTY_STATUS if span.error is None else _error_fields(span)
     size = len(ids) + _TIMES.size + len(common) + len(attributes) + len(status)

@@ -38,6 +38,8 @@ from typing import Any
 
 import structlog
 
+from app.observability import span_export
+
 HEADER = "traceparent"
 ITEM_FIELD = "traceparent"  # on the delivery and incident items the control agent sends
 STATE_FIELD = "tracestate"  # beside it when the decision's trace has a W3C tracestate
@@ -247,12 +249,12 @@ def record_headers() -> list[tuple[str, bytes]]:
     """The Kafka headers carrying the current span's context ([] outside a span or when off):
     ``traceparent`` formatted here (the propagator's generic carrier costs more per publish), and
     ``tracestate`` when the span has one (:func:`item_fields`). In the API's publish span (:func:`server_span`), its own
-    header, made once."""
+    headers, made once."""
     if not enabled:
         return []
-    publish = _publish_headers.get()
+    publish = _current.get()
     if publish is not None:
-        return list(publish)
+        return list(publish.headers) if not publish.end_ns else []
     from opentelemetry.trace import get_current_span
 
     span = get_current_span()
@@ -264,25 +266,53 @@ def record_headers() -> list[tuple[str, bytes]]:
 
 def publish_headers() -> tuple[tuple[str, bytes], ...]:
     """The Kafka headers of the API's publish span current in this task (:class:`PublishSpan`),
-    () outside one: what its publish records carry."""
-    return _publish_headers.get() or ()
+    () outside one or once it ended: what its publish records carry."""
+    span = _current.get()
+    return span.headers if span is not None and not span.end_ns else ()
 
 
-# The record headers of the publish span current in this task (PublishSpan), read by record_headers.
-_publish_headers: contextvars.ContextVar[tuple[tuple[str, bytes], ...] | None] = contextvars.ContextVar(
-    "tocsin_publish_headers", default=None
-)
-# The trace id (an int) the log lines of this task name, from its publish span's start to the
-# request's end (the access line comes after the span): formatted by the log processor (logs.py) as
-# a line is written, not for every publish (0.3 us a publish). Not the span itself: the span holds
-# the token of its headers, which refers to this context (a reference cycle per request).
-_log_trace: contextvars.ContextVar[int | None] = contextvars.ContextVar("tocsin_log_trace", default=None)
+# The API's publish span of this task (PublishSpan), from its start to the request's end: its record
+# headers until it ends (publish_headers), its trace id in the log lines until the request ends (the
+# access line comes after the span; formatted as a line is written, not for every publish). The span
+# holds no token of it: nothing refers back to this context.
+_current: contextvars.ContextVar[PublishSpan | None] = contextvars.ContextVar("tocsin_publish_span", default=None)
 
 
 def log_trace_id() -> str | None:
     """The trace id the log lines written now name (the API's publish span of this task), if any."""
-    trace_id = _log_trace.get()
-    return None if trace_id is None else f"{trace_id:032x}"
+    span = _current.get()
+    return None if span is None else f"{span.trace_id:032x}"
+
+
+def _span_id() -> int:
+    """A random span id (never all zero)."""
+    span_id = getrandbits(64)
+    while not span_id:  # all zero is invalid (W3C)
+        span_id = getrandbits(64)
+    return span_id
+
+
+# The ids of the next new traces' publish spans, drawn IDS_AHEAD at a time (as the SDK's
+# RandomIdGenerator draws them), each with its W3C header and its encoded OTLP fields: made in one
+# loop rather than one by one in each request, where the code runs cold, they cost the API's traced
+# publish less (``make bench``, section ``tracing``). Emptied in a forked child, which draws its own:
+# a parent's and its child's spans never share ids.
+IDS_AHEAD = 128
+_fresh: list[tuple[int, int, bytes, tuple[tuple[str, bytes], ...]]] = []
+
+
+def _draw_ids() -> None:
+    """Draw the next IDS_AHEAD new traces' ids (:data:`_fresh`)."""
+    for _ in range(IDS_AHEAD):
+        trace_id = getrandbits(128)
+        if not trace_id:  # all zero is invalid (W3C)
+            continue
+        span_id = _span_id()
+        header = ((HEADER, b"00-%032x-%016x-01" % (trace_id, span_id)),)
+        _fresh.append((trace_id, span_id, span_export.encoded_ids(trace_id, span_id, "", 0), header))
+
+
+os.register_at_fork(after_in_child=_fresh.clear)
 
 
 def _drop(span: PublishSpan) -> None:
@@ -314,12 +344,14 @@ class PublishSpan:
     credentials (401) is not exported: nobody unauthenticated writes spans into a trace."""
 
     __slots__ = (
-        "_token",
         "attributes",
         "common",
+        "encoded_common",
         "end_ns",
         "error",
         "flags",
+        "headers",
+        "ids",
         "name",
         "parent_span_id",
         "span_id",
@@ -328,23 +360,34 @@ class PublishSpan:
         "trace_state",
     )
 
-    def __init__(self, name: str, common: tuple[tuple[str, Any], ...], parent: Parent | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        common: tuple[tuple[str, Any], ...],
+        parent: Parent | None,
+        encoded_common: bytes | None = None,
+    ) -> None:
         self.name = name
-        # the attributes it starts with, shared by many spans (the exporter encodes them once), and
-        # those set later (set_attribute)
+        # the attributes it starts with, shared by many spans, encoded once (span_export), and those
+        # set later (set_attribute)
         self.common = common
+        self.encoded_common = encoded_common
         self.attributes: dict[str, Any] = {}
-        if parent is None:
-            trace_id = getrandbits(128)
-            while not trace_id:  # all zero is invalid (W3C)
-                trace_id = getrandbits(128)
-            self.trace_id, self.parent_span_id, self.flags, self.trace_state = trace_id, 0, 1, ""  # sampled
+        if parent is None:  # a new trace, sampled: ids drawn ahead (_draw_ids)
+            if not _fresh:
+                _draw_ids()
+            self.trace_id, self.span_id, self.ids, self.headers = _fresh.pop()
+            self.parent_span_id, self.flags, self.trace_state = 0, 1, ""
         else:
-            self.trace_id, self.parent_span_id, self.flags, self.trace_state = parent
-        span_id = getrandbits(64)
-        while not span_id:
-            span_id = getrandbits(64)
-        self.span_id = span_id
+            trace_id, parent_span_id, flags, state = parent
+            span_id = _span_id()
+            self.trace_id, self.parent_span_id, self.flags, self.trace_state = trace_id, parent_span_id, flags, state
+            self.span_id = span_id
+            self.ids = span_export.encoded_ids(trace_id, span_id, state, parent_span_id)
+            headers: tuple[tuple[str, bytes], ...] = ((HEADER, b"00-%032x-%016x-%02x" % (trace_id, span_id, flags)),)
+            if state:
+                headers += (("tracestate", state.encode("latin-1")),)
+            self.headers = headers
         self.error: tuple[str, str] | None = None
         self.end_ns = 0
         self.start_ns = time.time_ns()
@@ -352,19 +395,13 @@ class PublishSpan:
     def start(self) -> PublishSpan:
         """Make it the current publish span of this task (its record headers) and the trace of the
         log lines (a caller's unsampled trace too: the lines name the caller's trace)."""
-        traceparent = b"00-%032x-%016x-%02x" % (self.trace_id, self.span_id, self.flags)
-        headers: tuple[tuple[str, bytes], ...] = ((HEADER, traceparent),)
-        if self.trace_state:
-            headers += (("tracestate", self.trace_state.encode("latin-1")),)
-        self._token = _publish_headers.set(headers)
-        _log_trace.set(self.trace_id)
+        _current.set(self)
         return self
 
     def end(self, status: int, error: tuple[str, str] | None = None) -> None:
         """End it with the response's ``status``; ``error``: the type and public message of what
         failed, recorded for a 5xx."""
         self.end_ns = time.time_ns()
-        _publish_headers.reset(self._token)
         self.attributes["http.response.status_code"] = status
         if status >= 500:
             self.error = error or ("Error", f"status {status}")
@@ -404,12 +441,20 @@ def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic
     """The API's span of one publish request, not started (a context manager: :class:`PublishSpan`),
     continuing ``parent`` (:func:`caller_parent`). Its organization and topic are those the request's
     path names (the request may be refused for them), cut to :data:`MAX_PATH_SEGMENT` characters."""
-    common = (
-        ("http.route", route),
-        ("tocsin.organization_id", org_id[:MAX_PATH_SEGMENT]),
-        ("tocsin.topic", topic[:MAX_PATH_SEGMENT]),
-    )
-    return PublishSpan(name, common, parent)
+    org_id, topic = org_id[:MAX_PATH_SEGMENT], topic[:MAX_PATH_SEGMENT]
+    key = (name, route, org_id, topic, parent is not None)
+    found = _server_common.get(key)
+    if found is None:
+        common = (("http.route", route), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
+        if len(_server_common) >= span_export.COMMON_MAX:
+            _server_common.clear()
+        found = _server_common[key] = (common, span_export.common_fields(name, parent is not None, common))
+    return PublishSpan(name, found[0], parent, found[1])
+
+
+# The common attributes of the publish spans of a route, organization and topic, and their encoding:
+# emptied when it grows past span_export.COMMON_MAX (any path a request names has a span).
+_server_common: dict[tuple[str, str, str, str, bool], tuple[tuple[tuple[str, Any], ...], bytes]] = {}
 
 
 @contextlib.contextmanager

@@ -281,6 +281,40 @@ def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list
     assert [p.span_id for p in publishes] == [span.span_id]
 
 
+def test_new_traces_take_ids_drawn_ahead_each_once() -> None:
+    """A new trace's ids come drawn ahead (tracing._draw_ids), with their header and encoded fields:
+    never all zero, never twice, and the header and the encoding say the span's own ids."""
+    from app.observability import span_export
+
+    spans = [tracing.server_span("publish", ROUTE, None, "org_1", "quake") for _ in range(3 * tracing.IDS_AHEAD + 1)]
+    assert len({s.trace_id for s in spans}) == len(spans) and len({s.span_id for s in spans}) == len(spans)
+    for span in spans:
+        assert span.trace_id and span.span_id and span.parent_span_id == 0 and span.flags == 1
+        assert span.headers == (("traceparent", tracing.traceparent_of(span).encode()),)
+        assert span.ids == span_export.encoded_ids(span.trace_id, span.span_id, "", 0)
+
+
+def test_a_forked_child_draws_its_own_ids() -> None:
+    """Ids drawn ahead in a parent are not taken again by a child it forks (a server forking its
+    workers): the child empties them and draws its own."""
+    if not tracing._fresh:
+        tracing._draw_ids()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next new trace's id, then exit at once
+        try:
+            span = tracing.server_span("publish", ROUTE, None, "org_1", "quake")
+            os.write(write, f"{span.trace_id:032x}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        child = pipe.read().decode()
+    assert os.waitpid(pid, 0)[1] == 0
+    parent = tracing.server_span("publish", ROUTE, None, "org_1", "quake")
+    assert len(child) == 32 and child != f"{parent.trace_id:032x}"
+
+
 TRACE_ID, SPAN_ID, PARENT_ID = 0x0AF7651916CD43DD8448EB211C80319C, 0x1122334455667788, 0x00F067AA0BA902B7
 STATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"  # the caller's tracestate, kept on the span
 
@@ -327,6 +361,7 @@ def _same_encoding(exception: Exception | None, attributes: dict[str, Any], pare
     common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
     span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None)
     span.trace_id, span.span_id, span.start_ns, span.end_ns = TRACE_ID, SPAN_ID, 1000, 2000
+    span.ids = span_export.encoded_ids(TRACE_ID, SPAN_ID, span.trace_state, span.parent_span_id)
     for key, value in attributes.items():
         span.set_attribute(key, value)
     if exception is not None:
