@@ -187,20 +187,63 @@ def encoded_ids(trace_id: int, span_id: int, trace_state: str, parent_span_id: i
     return ids
 
 
+STATUS_CODE = "http.response.status_code"  # the attribute every publish span ends with
+EVENT_ID = "tocsin.event_id"  # the accepted publish's
+
+
 def encode_span(span: ExportedSpan) -> bytes:
     """A finished span as one element of ``ScopeSpans.spans`` (field 2: its tag, length and message),
     field for field what the SDK's OTLP encoder writes for the same span (the unit tests compare
-    them). Pure Python, about 1 us: it runs as the span ends, on the publish's thread, so that the
-    export thread has only bytes to send (its encoding competed with the event loop for the GIL)."""
+    them). It runs as the span ends, on the publish's thread, so that the export thread has only
+    bytes to send (its encoding competed with the event loop for the GIL). An accepted publish's span
+    (:func:`_accepted`) is one ``struct`` call; any other, about 1 us of Python."""
+    attributes = span.attributes
+    if span.error is None and span.encoded_common is not None and tuple(attributes) == _ACCEPTED:
+        event_id = attributes[EVENT_ID]
+        if type(event_id) is str:
+            return _accepted(span, _text(event_id), attributes[STATUS_CODE])
     ids = span.ids
     common = span.encoded_common or common_fields(span.name, bool(span.parent_span_id), span.common)
-    attributes = b""
-    for key, value in span.attributes.items():  # usually two: += costs less than a join
-        attributes += _attribute(b"\x4a", key, value)
+    encoded = b""
+    for key, value in attributes.items():  # usually two: += costs less than a join
+        encoded += _attribute(b"\x4a", key, value)
     status = _EMPTY_STATUS if span.error is None else _error_fields(span)
-    size = len(ids) + _TIMES.size + len(common) + len(attributes) + len(status)
+    size = len(ids) + _TIMES.size + len(common) + len(encoded) + len(status)
     times = _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns)
-    return b"\x12%b%b%b%b%b%b" % (_varint(size), ids, times, common, attributes, status)
+    return b"\x12%b%b%b%b%b%b" % (_varint(size), ids, times, common, encoded, status)
+
+
+_ACCEPTED = (EVENT_ID, STATUS_CODE)  # the attributes of an accepted publish's span, in their order
+
+
+def _accepted(span: ExportedSpan, event_id: bytes, status: Any) -> bytes:
+    """:func:`encode_span` of a span whose only attributes are its event id and status code (an
+    accepted publish's), with no error: its fields' sizes make a template (a ``struct`` format of
+    fixed-size fields: the field's tag and length, the ids, times, common fields, the event id's
+    and status's tags, the event id, the rest), made once for those sizes, its variable parts packed
+    in one call (0.2 us against 1 us field by field)."""
+    key = (len(span.ids), span.encoded_common, len(event_id), status)
+    template = _templates.get(key)
+    if template is None:
+        ids_size, common, event_id_size, _ = key
+        assert common is not None
+        # the event id's KeyValue less the id: that of any id of its size, less its last bytes
+        attribute = _attribute(b"\x4a", EVENT_ID, "x" * event_id_size)
+        before = attribute[: len(attribute) - event_id_size]
+        after = _attribute(b"\x4a", STATUS_CODE, status) + _EMPTY_STATUS
+        middle = common + before
+        size = ids_size + _TIMES.size + len(middle) + event_id_size + len(after)
+        head = b"\x12" + _varint(size)
+        fields = struct.Struct(f"<{len(head)}s{ids_size}sBQBQ{len(middle)}s{event_id_size}s{len(after)}s")
+        if len(_templates) >= COMMON_MAX:
+            _templates.clear()
+        template = _templates[key] = (fields.pack, head, middle, after)
+    pack, head, middle, after = template
+    return pack(head, span.ids, 0x39, span.start_ns, 0x41, span.end_ns, middle, event_id, after)
+
+
+# The templates of accepted publishes' spans (_accepted), by the sizes that make them.
+_templates: dict[tuple[int, bytes | None, int, Any], tuple[Any, bytes, bytes, bytes]] = {}
 
 
 def _error_fields(span: ExportedSpan) -> bytes:

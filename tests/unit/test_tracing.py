@@ -351,15 +351,19 @@ def _sdk_publish(exception: Exception | None, attributes: dict[str, Any], parent
     return bytes(encode_spans(exporter.get_finished_spans()).SerializeToString())
 
 
-def _same_encoding(exception: Exception | None, attributes: dict[str, Any], parent: bool) -> None:
-    """Our encoding of a PublishSpan parses to the message the SDK's path gives for the same span."""
+def _same_encoding(
+    exception: Exception | None, attributes: dict[str, Any], parent: bool, encoded_common: bool = False
+) -> None:
+    """Our encoding of a PublishSpan parses to the message the SDK's path gives for the same span;
+    ``encoded_common``: its common fields encoded beforehand, as server_span does."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.sdk.resources import Resource
 
     from app.observability import span_export
 
     common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
-    span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None)
+    encoded = span_export.common_fields("publish", parent, common) if encoded_common else None
+    span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None, encoded)
     span.trace_id, span.span_id, span.start_ns, span.end_ns = TRACE_ID, SPAN_ID, 1000, 2000
     span.ids = span_export.encoded_ids(TRACE_ID, SPAN_ID, span.trace_state, span.parent_span_id)
     for key, value in attributes.items():
@@ -384,6 +388,43 @@ def test_a_publish_span_is_encoded_as_the_sdk_encodes_it(exception: Exception | 
     """Same ids, kind, flags, times, attributes, resource and scope as the SDK's own path gives
     (app/observability/span_export.py writes the protobuf itself)."""
     _same_encoding(exception, {"tocsin.event_id": "evt_1"}, parent)
+
+
+@pytest.mark.parametrize("parent", [False, True], ids=["root", "continues a caller and its tracestate"])
+def test_an_accepted_publish_span_is_encoded_as_the_sdk_encodes_it(parent: bool) -> None:
+    """Its event id and status code only: span_export's template of an accepted publish."""
+    from app.observability import span_export
+
+    accepted = {"tocsin.event_id": "evt_1", "http.response.status_code": 202}
+    templates = len(span_export._templates)
+    _same_encoding(None, accepted, parent, encoded_common=True)
+    assert len(span_export._templates) > templates or templates == span_export.COMMON_MAX, "not the template"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    event_id=st.text(max_size=300),
+    status=st.sampled_from([202, 400, 404, 413, 422, 429, 499, 503]),
+    parent=st.booleans(),
+    times=st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)),
+)
+def test_the_template_of_an_accepted_publish_writes_what_the_fields_do(
+    event_id: str, status: int, parent: bool, times: tuple[int, int]
+) -> None:
+    """Byte for byte what the field-by-field encoding (the SDK's, above) writes: ids with and without
+    a caller's trace and tracestate, event ids of any length (one- and two-byte varints), any
+    status, any times."""
+    from app.observability import span_export
+
+    common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
+    span = tracing.server_span("publish", ROUTE, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None, "org_1", "quake")
+    assert span.common == common and span.encoded_common is not None
+    span.start_ns, span.end_ns = times
+    span.set_attribute("tocsin.event_id", event_id)
+    span.attributes["http.response.status_code"] = status
+    template = span_export.encode_span(span)
+    span.encoded_common = None  # field by field
+    assert template == span_export.encode_span(span)
 
 
 _attribute_values = st.one_of(
