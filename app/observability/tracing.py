@@ -292,24 +292,23 @@ def _span_id() -> int:
     return span_id
 
 
-# The ids of the next new traces' publish spans, drawn IDS_AHEAD at a time (as the SDK's
-# RandomIdGenerator draws them), each with its W3C header and its encoded OTLP fields: made in one
-# loop rather than one by one in each request, where the code runs cold, they cost the API's traced
-# publish less (``make bench``, section ``tracing``). Emptied in a forked child, which draws its own:
-# a parent's and its child's spans never share ids.
-IDS_AHEAD = 128
-_fresh: list[tuple[int, int, bytes, tuple[tuple[str, bytes], ...]]] = []
+# The next new traces' publish spans, made SPANS_AHEAD at a time with their ids (drawn as the SDK's
+# RandomIdGenerator draws them), W3C header and encoded OTLP id fields: made in one loop rather
+# than one by one in each request, where the code runs cold, they cost the API's traced publish
+# less (``make bench``, section ``tracing``); a request only names and starts one (server_span).
+# Emptied in a forked child, which makes its own: a parent's and its child's spans never share ids.
+SPANS_AHEAD = 128
+_fresh: list[PublishSpan] = []
 
 
-def _draw_ids() -> None:
-    """Draw the next IDS_AHEAD new traces' ids (:data:`_fresh`)."""
-    for _ in range(IDS_AHEAD):
+def _make_spans() -> None:
+    """Make the next SPANS_AHEAD new traces' spans (:data:`_fresh`)."""
+    for _ in range(SPANS_AHEAD):
         trace_id = getrandbits(128)
-        if not trace_id:  # all zero is invalid (W3C)
-            continue
-        span_id = _span_id()
-        header = ((HEADER, b"00-%032x-%016x-01" % (trace_id, span_id)),)
-        _fresh.append((trace_id, span_id, span_export.encoded_ids(trace_id, span_id, "", 0), header))
+        if trace_id:  # all zero is invalid (W3C)
+            span = PublishSpan.__new__(PublishSpan)
+            span.identify(trace_id, _span_id(), 0, 1, "")
+            _fresh.append(span)
 
 
 os.register_at_fork(after_in_child=_fresh.clear)
@@ -367,30 +366,33 @@ class PublishSpan:
         parent: Parent | None,
         encoded_common: bytes | None = None,
     ) -> None:
-        self.name = name
-        # the attributes it starts with, shared by many spans, encoded once (span_export), and those
-        # set later (set_attribute)
-        self.common = common
-        self.encoded_common = encoded_common
-        self.attributes: dict[str, Any] = {}
-        if parent is None:  # a new trace, sampled: ids drawn ahead (_draw_ids)
-            if not _fresh:
-                _draw_ids()
-            self.trace_id, self.span_id, self.ids, self.headers = _fresh.pop()
-            self.parent_span_id, self.flags, self.trace_state = 0, 1, ""
+        """A span starting now, continuing ``parent`` or a new trace; ``common``: the attributes it
+        starts with, shared by many spans, encoded (``encoded_common``, span_export.common_fields)
+        once. The API's publishes take theirs made ahead (:func:`server_span`)."""
+        if parent is None:
+            trace_id = getrandbits(128)
+            while not trace_id:  # all zero is invalid (W3C)
+                trace_id = getrandbits(128)
+            self.identify(trace_id, _span_id(), 0, 1, "")  # sampled
         else:
             trace_id, parent_span_id, flags, state = parent
-            span_id = _span_id()
-            self.trace_id, self.parent_span_id, self.flags, self.trace_state = trace_id, parent_span_id, flags, state
-            self.span_id = span_id
-            self.ids = span_export.encoded_ids(trace_id, span_id, state, parent_span_id)
-            headers: tuple[tuple[str, bytes], ...] = ((HEADER, b"00-%032x-%016x-%02x" % (trace_id, span_id, flags)),)
-            if state:
-                headers += (("tracestate", state.encode("latin-1")),)
-            self.headers = headers
+            self.identify(trace_id, _span_id(), parent_span_id, flags, state)
+        self.name, self.common, self.encoded_common = name, common, encoded_common
+        self.start_ns = time.time_ns()
+
+    def identify(self, trace_id: int, span_id: int, parent_span_id: int, flags: int, trace_state: str) -> None:
+        """Its ids and trace, with the record headers and encoded fields that carry them; no
+        attribute set, not ended."""
+        self.trace_id, self.span_id, self.parent_span_id = trace_id, span_id, parent_span_id
+        self.flags, self.trace_state = flags, trace_state
+        self.ids = span_export.encoded_ids(trace_id, span_id, trace_state, parent_span_id)
+        headers: tuple[tuple[str, bytes], ...] = ((HEADER, b"00-%032x-%016x-%02x" % (trace_id, span_id, flags)),)
+        if trace_state:
+            headers += (("tracestate", trace_state.encode("latin-1")),)
+        self.headers = headers
+        self.attributes: dict[str, Any] = {}  # set after it starts
         self.error: tuple[str, str] | None = None
         self.end_ns = 0
-        self.start_ns = time.time_ns()
 
     def start(self) -> PublishSpan:
         """Make it the current publish span of this task (its record headers) and the trace of the
@@ -445,11 +447,23 @@ def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic
     key = (name, route, org_id, topic, parent is not None)
     found = _server_common.get(key)
     if found is None:
-        common = (("http.route", route), ("tocsin.organization_id", org_id), ("tocsin.topic", topic))
+        named: tuple[tuple[str, Any], ...] = (
+            ("http.route", route),
+            ("tocsin.organization_id", org_id),
+            ("tocsin.topic", topic),
+        )
         if len(_server_common) >= span_export.COMMON_MAX:
             _server_common.clear()
-        found = _server_common[key] = (common, span_export.common_fields(name, parent is not None, common))
-    return PublishSpan(name, found[0], parent, found[1])
+        found = _server_common[key] = (named, span_export.common_fields(name, parent is not None, named))
+    common, encoded = found
+    if parent is not None:
+        return PublishSpan(name, common, parent, encoded)
+    if not _fresh:  # a new trace: a span made ahead (_make_spans), named and started now
+        _make_spans()
+    span = _fresh.pop()
+    span.name, span.common, span.encoded_common = name, common, encoded
+    span.start_ns = time.time_ns()
+    return span
 
 
 # The common attributes of the publish spans of a route, organization and topic, and their encoding:

@@ -282,11 +282,11 @@ def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list
 
 
 def test_new_traces_take_ids_drawn_ahead_each_once() -> None:
-    """A new trace's ids come drawn ahead (tracing._draw_ids), with their header and encoded fields:
+    """A new trace's ids come drawn ahead (tracing._make_spans), with their header and encoded fields:
     never all zero, never twice, and the header and the encoding say the span's own ids."""
     from app.observability import span_export
 
-    spans = [tracing.server_span("publish", ROUTE, None, "org_1", "quake") for _ in range(3 * tracing.IDS_AHEAD + 1)]
+    spans = [tracing.server_span("publish", ROUTE, None, "org_1", "quake") for _ in range(3 * tracing.SPANS_AHEAD + 1)]
     assert len({s.trace_id for s in spans}) == len(spans) and len({s.span_id for s in spans}) == len(spans)
     for span in spans:
         assert span.trace_id and span.span_id and span.parent_span_id == 0 and span.flags == 1
@@ -298,7 +298,7 @@ def test_a_forked_child_draws_its_own_ids() -> None:
     """Ids drawn ahead in a parent are not taken again by a child it forks (a server forking its
     workers): the child empties them and draws its own."""
     if not tracing._fresh:
-        tracing._draw_ids()
+        tracing._make_spans()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: its next new trace's id, then exit at once
