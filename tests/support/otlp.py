@@ -87,6 +87,8 @@ def otlp_receiver() -> Iterator[tuple[Received, str]]:
     got = Received()
 
     class Handler(QuietHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a collector serves it
+
         def do_POST(self) -> None:
             raw = self.read_body()
             if self.headers.get("Content-Encoding") == "gzip":
