@@ -48,8 +48,6 @@ FLAGS_IS_REMOTE = 0x200
 class ExportedSpan(Protocol):
     """What the encoder reads of a finished span (tracing.PublishSpan)."""
 
-    trace_id: int
-    span_id: int
     parent_span_id: int  # 0: a root span
     flags: int  # W3C trace flags
     trace_state: str  # W3C tracestate ("": none)

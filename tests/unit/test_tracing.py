@@ -364,7 +364,7 @@ def _same_encoding(
     common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
     encoded = span_export.common_fields("publish", parent, common) if encoded_common else None
     span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None, encoded)
-    span.trace_id, span.span_id, span.start_ns, span.end_ns = TRACE_ID, SPAN_ID, 1000, 2000
+    span.start_ns, span.end_ns = 1000, 2000
     span.ids = span_export.encoded_ids(TRACE_ID, SPAN_ID, span.trace_state, span.parent_span_id)
     for key, value in attributes.items():
         span.set_attribute(key, value)
