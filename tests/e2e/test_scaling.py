@@ -119,7 +119,21 @@ def test_scale_1_to_4_workers_kill_9_two_restart_and_shrink_to_2_under_load(
             complete = {e for e, ended in episodes.items() if ended} <= resolved
             return found if len(found) >= len(episodes) and complete else None
 
-        found_incidents = wait_for(incidents, 120, f"{len(episodes)} incidents", 0.5)
+        try:
+            found_incidents = wait_for(incidents, 120, f"{len(episodes)} incidents", 0.5)
+        except AssertionError:  # which episodes, and what the service says of a few of them
+            with stack.client() as client:
+                found = all_incidents(client)
+                status = {i["event_id"]: i["status"] for i in found}
+                missing = sorted(episodes.keys() - status.keys())
+                open_ended = sorted(
+                    e for e, ended in episodes.items() if ended and status.get(e) not in (None, "RESOLVED")
+                )
+                traces = {e: client.get(f"/events/{e}").text[:600] for e in [*missing[:2], *open_ended[:2]]}
+            raise AssertionError(
+                f"{len(found)} incidents for {len(episodes)} episodes: {len(missing)} episodes without one, e.g. "
+                f"{missing[:5]}; {len(open_ended)} ended episodes not RESOLVED, e.g. {open_ended[:5]}: {traces}"
+            ) from None
         # late duplicates: keep listening a while after the sets are complete
         time.sleep(5)  # a fixed listening window after completion, not a wait for a condition
         deliveries = got.snapshot()
