@@ -5,7 +5,11 @@ The store persists the plan and decides nothing (app/store/results.py).
 One incident per workflow and control episode (``episode_key``): the NOTIFY that opens an
 episode creates it, a later NOTIFY adds a timeline entry, RESOLVE marks it RESOLVED; a NOTIFY
 after the incident was resolved (by a person) opens a new one, linked from the old one's
-timeline (``FOLLOWED_UP``), and the episode's later actions go to the new one. Single events
+timeline (``FOLLOWED_UP``), and the episode's later actions go to the new one. An action goes
+by when it was accepted, not by when it arrives: Faust may hand the sink a record again after
+later ones of its key (a fetch that skipped it, a rebalance), so a NOTIFY accepted before the
+incident's opening action becomes its opener (the incident takes its event, title and time), and
+one accepted before the incident was resolved is a late entry of it, not a follow-up. Single events
 (BYPASS, DELTA) create one each, or update the open incident of the same publisher ``event.id``.
 Each effect id becomes a timeline entry id, so an effect seen before (a redelivery after a
 worker restart) is counted as a duplicate and changes nothing.
@@ -14,7 +18,7 @@ worker restart) is counted as a duplicate and changes nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.domain.incidents import IncidentStep, incident_step
@@ -22,10 +26,15 @@ from app.domain.incidents import IncidentStep, incident_step
 
 @dataclass(frozen=True, slots=True)
 class FoundIncident:
-    """An incident as the rules need it: its id and status."""
+    """An incident as the rules need it: its id and status, when its opening action was accepted
+    and when it was resolved (milliseconds; None: not resolved, or not known), and the incident
+    of its episode before it (a follow-up's; None: the first)."""
 
     id: str
     status: str
+    created_ms: int = 0
+    resolved_ms: int | None = None
+    previous: FoundIncident | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +52,12 @@ class TimelineEntry:
 @dataclass(slots=True)
 class EpisodePlan:
     """What to persist for a batch: the incidents to create (their id and the action opening
-    each), the incidents to mark RESOLVED (id → when; created ones included), the timeline
+    each), the incidents whose opening action is an earlier one that arrived late (id → that
+    action), the incidents to mark RESOLVED (id → when; created ones included), the timeline
     entries in order, and the counts the sink reports."""
 
     created: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    reopened_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     resolved: dict[str, int] = field(default_factory=dict)
     entries: list[TimelineEntry] = field(default_factory=list)
     updated: int = 0
@@ -89,13 +100,23 @@ def plan_incident_actions(
         wf = action["workflow_id"]
         found_in, found_key = (by_episode, (episode, wf)) if episode else (open_by_event, (wf, publisher_id or ""))
         incident = found_in.get(found_key) if episode or publisher_id else None
+        late = _late_home(incident, at_ms) if episode and incident is not None else None
+        if late is not None and action.get("decision", "NOTIFY") == "NOTIFY":
+            home, opens = late
+            if opens:  # the incident's opening action: it takes this one's event, title and time
+                plan.reopened_by[home.id] = action
+                assert incident is not None
+                found_in[found_key] = _retimed(incident, home.id, at_ms)
+            plan.entries.append(_entry(eff, home.id, "UPDATED", _update_message(action), action))
+            plan.updated += 1
+            continue
         step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
         if step is IncidentStep.NOTHING:
             continue  # no incident in this episode (e.g. the workflow was added after it opened)
         if step is IncidentStep.RELEASE and incident is not None:
             if incident.status != "RESOLVED":
                 plan.resolved[incident.id] = at_ms
-                found_in[found_key] = FoundIncident(incident.id, "RESOLVED")
+                found_in[found_key] = replace(incident, status="RESOLVED", resolved_ms=at_ms)
             message = f"released: {action.get('reason') or 'resolved'}"
             plan.entries.append(_entry(eff, incident.id, "RESOLVED", message, action))
             plan.updated += 1
@@ -104,7 +125,7 @@ def plan_incident_actions(
             plan.entries.append(_entry(eff, incident.id, "UPDATED", _update_message(action), action))
             plan.updated += 1
             continue
-        new = FoundIncident("inc_" + eff.partition("_")[2], "OPEN")
+        new = FoundIncident("inc_" + eff.partition("_")[2], "OPEN", at_ms, previous=incident)
         plan.created.append((new.id, action))
         if episode or publisher_id:
             found_in[found_key] = new
@@ -113,6 +134,30 @@ def plan_incident_actions(
             message = f"a NOTIFY after this incident was resolved opened {new.id}"
             plan.entries.append(_entry(_link_id(eff), incident.id, "FOLLOWED_UP", message, action))
     return plan
+
+
+def _late_home(newest: FoundIncident, at_ms: int) -> tuple[FoundIncident, bool] | None:
+    """Where an episode's action accepted at ``at_ms`` belongs when it arrives after later ones:
+    the incident whose time it falls in, and whether it opens that incident (it was accepted before
+    the incident's opening action); None when it is not late (accepted after the newest incident
+    opened and, if that one is resolved, after it was: the rules of its decision apply)."""
+    incident, newer = newest, None
+    while at_ms < incident.created_ms and incident.previous is not None:
+        incident, newer = incident.previous, incident
+    if at_ms < incident.created_ms:
+        return incident, True  # before the episode's first incident opened
+    if incident.resolved_ms is not None and at_ms < incident.resolved_ms:
+        return incident, False  # while it was open: a late entry of it
+    if newer is not None:
+        return newer, True  # after this one was resolved, before the next one opened: the next one's opener
+    return None
+
+
+def _retimed(incident: FoundIncident, target: str, created_ms: int) -> FoundIncident:
+    """``incident`` (the newest of its episode) with ``target`` (it, or one before it) opened at ``created_ms``."""
+    if incident.id == target or incident.previous is None:
+        return replace(incident, created_ms=created_ms)
+    return replace(incident, previous=_retimed(incident.previous, target, created_ms))
 
 
 def _link_id(effect_id: str) -> str:

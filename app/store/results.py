@@ -52,13 +52,18 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
     seen = set((await session.scalars(select(IncidentEvent.id).where(IncidentEvent.id.in_(ids)))).all())
     open_by_event = await _open_incidents(session, actions)
     by_episode = await _episode_incidents(session, actions)
-    found = {i.id: i for i in (*open_by_event.values(), *by_episode.values())}
+    found = {i.id: i for i in open_by_event.values()}
+    found.update((i.id, i) for rows in by_episode.values() for i in rows)
     plan = plan_incident_actions(
         actions,
         seen,
-        {k: FoundIncident(i.id, i.status) for k, i in by_episode.items()},
-        {k: FoundIncident(i.id, i.status) for k, i in open_by_event.items()},
+        {k: _chain(rows) for k, rows in by_episode.items()},
+        {k: _found(i) for k, i in open_by_event.items()},
     )
+    for incident_id, action in plan.reopened_by.items():  # its opening action, arrived after later ones
+        opened = found[incident_id]
+        opened.event_id, opened.server_event_id = action.get("publisher_event_id"), action["event_id"]
+        opened.title, opened.created_at = action["title"], ms_to_datetime(action["accepted_ms"])
     incidents = [_incident(incident_id, action) for incident_id, action in plan.created]
     found.update((i.id, i) for i in incidents)
     for incident_id, at_ms in plan.resolved.items():
@@ -78,6 +83,27 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
     )
     await session.flush()
     return SinkOutcome(created=len(plan.created), updated=plan.updated, duplicates=plan.duplicates)
+
+
+def _found(incident: Incident, previous: FoundIncident | None = None) -> FoundIncident:
+    """What the episode rules need of a stored incident (SQLite gives its times without a zone: UTC)."""
+
+    def ms(moment: datetime) -> int:
+        return round((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
+
+    resolved = incident.resolved_at
+    return FoundIncident(
+        incident.id, incident.status, ms(incident.created_at), ms(resolved) if resolved else None, previous
+    )
+
+
+def _chain(rows: Sequence[Incident]) -> FoundIncident:
+    """The newest incident of an episode, each one linked to the one before it (oldest first in ``rows``)."""
+    newest: FoundIncident | None = None
+    for incident in rows:
+        newest = _found(incident, newest)
+    assert newest is not None
+    return newest
 
 
 def _incident(incident_id: str, action: dict[str, Any]) -> Incident:
@@ -130,15 +156,19 @@ async def resolve_episode_incidents(session: AsyncSession, topic_id: str, messag
 
 async def _episode_incidents(
     session: AsyncSession, actions: Sequence[dict[str, Any]]
-) -> dict[tuple[str, str], Incident]:
-    """Incidents of the batch's episodes, by (episode, workflow), in one query."""
+) -> dict[tuple[str, str], list[Incident]]:
+    """Incidents of the batch's episodes, by (episode, workflow), oldest first (the last is the
+    newest: a follow-up's), in one query."""
     episodes = episode_keys(actions)
     if not episodes:
         return {}
     rows = await session.scalars(
         select(Incident).where(Incident.episode_key.in_(episodes)).order_by(Incident.created_at, Incident.id)
     )
-    return {(i.episode_key or "", i.workflow_id): i for i in rows}  # the newest of each (a follow-up's)
+    found: dict[tuple[str, str], list[Incident]] = {}
+    for incident in rows:
+        found.setdefault((incident.episode_key or "", incident.workflow_id), []).append(incident)
+    return found
 
 
 async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], Incident]:

@@ -93,6 +93,34 @@ async def test_a_notify_after_a_person_resolved_the_incident_opens_a_linked_new_
         assert (await session.get(Incident, second.id)).status == "RESOLVED"  # type: ignore[union-attr]
 
 
+async def test_an_episodes_actions_arriving_out_of_order_make_one_incident_opened_by_the_first(
+    engine: AsyncEngine,
+) -> None:
+    """Faust may hand the sink a record again after later ones of its key (a fetch that skipped it):
+    the episode's opening NOTIFY arrives after a later NOTIFY opened the incident and the RESOLVE
+    resolved it. Seen in tests/e2e/test_scaling.py: the late opener made a follow-up incident that
+    stayed OPEN, and the episode had two. Before the fix this test failed the same way."""
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [_action("b", "NOTIFY", 500), _action("c", "NOTIFY", 1_000)])
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [_action("d", "RESOLVE", 2_000)])
+    async with sessions.begin() as session:
+        opener = await results.apply_incident_actions(session, [_action("a", "NOTIFY", 0)])
+        middle = await results.apply_incident_actions(session, [_action("e", "NOTIFY", 1_500)])
+    assert (opener.created, opener.updated, middle.created, middle.updated) == (0, 1, 0, 1), "no follow-up"
+    async with sessions() as session:
+        [incident] = (await session.scalars(select(Incident))).all()
+        assert (incident.status, incident.title, incident.server_event_id) == ("RESOLVED", "level a", "evt_a")
+        assert [k for k, _ in await _timeline(session, incident.id)] == [
+            "UPDATED",  # a: the opener, arrived last but one
+            "CREATED",  # b
+            "UPDATED",  # c
+            "UPDATED",  # e: accepted before the RESOLVE, arrived after it
+            "RESOLVED",  # d
+        ]
+
+
 def test_incident_steps() -> None:
     assert incident_step("NOTIFY", None) is IncidentStep.CREATE
     assert incident_step("NOTIFY", "OPEN") is IncidentStep.UPDATE

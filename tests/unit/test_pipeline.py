@@ -409,6 +409,22 @@ EPISODE_ROWS: list[tuple[str, list[dict[str, Any]], dict[str, str], list[str]]] 
         ],
     ),
     (
+        "an opening NOTIFY arriving after later actions of its episode opens its incident, no follow-up",
+        [_action("2", "NOTIFY", at=200), _action("3", "RESOLVE", at=300), _action("1", "NOTIFY", at=100)],
+        {},
+        ["CREATED inc_2 river level", "RESOLVED inc_2 released: resolved", "UPDATED inc_2 river level"],
+    ),
+    (
+        "a NOTIFY accepted before the RESOLVE but arriving after it is a late entry, no follow-up",
+        [
+            _action("1", "NOTIFY", at=100),
+            _action("3", "RESOLVE", at=300),
+            _action("2", "NOTIFY", at=200, reason="peak"),
+        ],
+        {},
+        ["CREATED inc_1 river level", "RESOLVED inc_1 released: resolved", "UPDATED inc_1 river level (peak)"],
+    ),
+    (
         "a RESOLVE with no incident in its episode does nothing",
         [_action("1", "RESOLVE", wf="wf_other")],
         {},
@@ -460,6 +476,28 @@ def test_episode_plan_table(
     created = {i for i, _ in plan.created}
     assert set(plan.resolved) <= created | {"inc_old"}
     assert plan.duplicates == len(actions) - len({a["effect_id"] for a in actions})
+
+
+def test_a_late_opener_becomes_its_incidents_opening_action() -> None:
+    late = _action("1", "NOTIFY", at=100)
+    plan = plan_incident_actions([_action("2", "NOTIFY", at=200), late], set(), {}, {})
+    assert [i for i, _ in plan.created] == ["inc_2"] and plan.reopened_by == {"inc_2": late}
+
+
+def test_late_actions_go_to_the_incident_of_their_time_in_an_episode_with_a_follow_up() -> None:
+    """inc_a opened at 100 and was resolved by a person at 200; inc_b, its follow-up, opened at 300."""
+    first = FoundIncident("inc_a", "RESOLVED", 100, 200)
+    newest = {("ep1", "wf_all"): FoundIncident("inc_b", "OPEN", 300, None, first)}
+    inside_first, before_second, before_first = (
+        _action(e, "NOTIFY", at=at) for e, at in (("x", 150), ("y", 250), ("z", 50))
+    )
+    plan = plan_incident_actions([inside_first, before_second, before_first], set(), newest, {})  # type: ignore[arg-type]
+    assert [(e.kind, e.incident_id) for e in plan.entries] == [
+        ("UPDATED", "inc_a"),
+        ("UPDATED", "inc_b"),
+        ("UPDATED", "inc_a"),
+    ]
+    assert plan.reopened_by == {"inc_b": before_second, "inc_a": before_first} and not plan.created
 
 
 def test_episode_plan_counts_what_the_store_saw_before_as_duplicates() -> None:
