@@ -20,6 +20,11 @@ def ms_to_datetime(ms: float) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
+def datetime_to_ms(moment: datetime) -> int:
+    """A timezone-aware moment as milliseconds since the epoch (the inverse of :func:`ms_to_datetime`)."""
+    return round(moment.timestamp() * 1000)
+
+
 def iso_ms(ms: int) -> str:
     """``ms`` as ISO 8601 UTC with exactly three decimals and ``Z`` (``2023-11-14T22:13:20.000Z``)."""
     moment = _EPOCH + timedelta(milliseconds=ms)

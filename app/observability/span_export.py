@@ -176,6 +176,16 @@ def common_fields(name: str, remote_parent: bool, common: tuple[tuple[str, Any],
     return found
 
 
+# Where the encoded ids (encoded_ids, id_fields) hold the trace id and the span id: each after its
+# field's tag and length byte, big-endian.
+TRACE_ID_AT, SPAN_ID_AT = slice(2, 18), slice(20, 28)
+
+
+def id_fields(trace_id: bytes, span_id: bytes) -> bytes:
+    """:func:`encoded_ids` of a new trace's span (no tracestate, no parent) from its ids' bytes."""
+    return b"\x0a\x10%b\x12\x08%b" % (trace_id, span_id)
+
+
 def encoded_ids(trace_id: int, span_id: int, trace_state: str, parent_span_id: int) -> bytes:
     """The encoded fields of a span's ids: trace id, span id, W3C tracestate ("": none) and parent
     span id (0: a root span)."""

@@ -281,7 +281,7 @@ _current: contextvars.ContextVar[PublishSpan | None] = contextvars.ContextVar("t
 def log_trace_id() -> str | None:
     """The trace id the log lines written now name (the API's publish span of this task), if any."""
     span = _current.get()
-    return None if span is None else span.ids[2:18].hex()  # its trace id (PublishSpan.trace_id)
+    return None if span is None else span.ids[span_export.TRACE_ID_AT].hex()  # PublishSpan.trace_id
 
 
 def _span_id() -> int:
@@ -315,7 +315,7 @@ def _make_spans() -> None:
             continue
         span = new(PublishSpan)
         span.parent_span_id, span.flags, span.trace_state = 0, 1, ""  # sampled
-        span.ids = b"\x0a\x10%b\x12\x08%b" % (trace_id, span_id)  # span_export.encoded_ids
+        span.ids = span_export.id_fields(trace_id, span_id)
         hexed = digits[2 * at : 2 * at + 48]
         span.headers = ((HEADER, b"00-%b-%b-01" % (hexed[:32], hexed[32:])),)
         span.attributes, span.error, span.end_ns = {}, None, 0
@@ -405,13 +405,13 @@ class PublishSpan:
 
     @property
     def trace_id(self) -> int:
-        """Its trace id (the first field of its encoded ids: 16 bytes, big-endian)."""
-        return int.from_bytes(self.ids[2:18])
+        """Its trace id, read from its encoded ids."""
+        return int.from_bytes(self.ids[span_export.TRACE_ID_AT])
 
     @property
     def span_id(self) -> int:
-        """Its span id (the second field of its encoded ids: 8 bytes, big-endian)."""
-        return int.from_bytes(self.ids[20:28])
+        """Its span id, read from its encoded ids."""
+        return int.from_bytes(self.ids[span_export.SPAN_ID_AT])
 
     def start(self) -> PublishSpan:
         """Make it the current publish span of this task (its record headers) and the trace of the

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.domain.delivery_verdicts import Attempt, DeliveryOutcome
 from app.domain.episodes import FoundIncident, episode_keys, plan_incident_actions, publisher_event_ids
 from app.domain.ids import new_id
-from app.domain.milliseconds import ms_to_datetime
+from app.domain.milliseconds import datetime_to_ms, ms_to_datetime
 from app.domain.publish import state_key
 from app.store.models import (
     ControlStateView,
@@ -86,14 +86,14 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
 
 
 def _found(incident: Incident, previous: FoundIncident | None = None) -> FoundIncident:
-    """What the episode rules need of a stored incident (SQLite gives its times without a zone: UTC)."""
-
-    def ms(moment: datetime) -> int:
-        return round((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp() * 1000)
-
+    """What the episode rules need of a stored incident."""
     resolved = incident.resolved_at
     return FoundIncident(
-        incident.id, incident.status, ms(incident.created_at), ms(resolved) if resolved else None, previous
+        incident.id,
+        incident.status,
+        datetime_to_ms(incident.created_at),
+        datetime_to_ms(resolved) if resolved else None,
+        previous,
     )
 
 
