@@ -9,7 +9,12 @@ timeline (``FOLLOWED_UP``), and the episode's later actions go to the new one. A
 by when it was accepted, not by when it arrives: Faust may hand the sink a record again after
 later ones of its key (a fetch that skipped it, a rebalance), so a NOTIFY accepted before the
 incident's opening action becomes its opener (the incident takes its event, title and time), and
-one accepted before the incident was resolved is a late entry of it, not a follow-up. Single events
+one accepted before the incident was resolved is a late entry of it, not a follow-up. A RESOLVE
+may even arrive before the episode's every NOTIFY: it finds no incident, so the episode is
+remembered as ended (:class:`EndedEpisode`, stored), and its NOTIFY arriving afterwards opens the
+incident already RESOLVED by that RESOLVE (its entry and reason), not one nothing would resolve.
+Every NOTIFY of an episode was accepted before its RESOLVE (the control stage ends the episode with
+it; a later NOTIFY has the next episode's key). Single events
 (BYPASS, DELTA) create one each, or update the open incident of the same publisher ``event.id``.
 Each effect id becomes a timeline entry id, so an effect seen before (a redelivery after a
 worker restart) is counted as a duplicate and changes nothing.
@@ -17,7 +22,7 @@ worker restart) is counted as a duplicate and changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -38,6 +43,18 @@ class FoundIncident:
 
 
 @dataclass(frozen=True, slots=True)
+class EndedEpisode:
+    """An episode's RESOLVE that found no incident of its workflow (its NOTIFY had not reached the
+    sink): its effect id, event id, accepted time (milliseconds) and timeline message, kept until
+    the NOTIFY comes and opens the incident RESOLVED with them."""
+
+    effect_id: str
+    server_event_id: str
+    resolved_ms: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class TimelineEntry:
     """One entry of an incident's timeline; its id is the effect's (or the link's) id."""
 
@@ -54,12 +71,16 @@ class EpisodePlan:
     """What to persist for a batch: the incidents to create (their id and the action opening
     each), the incidents whose opening action is an earlier one that arrived late (id → that
     action), the incidents to mark RESOLVED (id → when; created ones included), the timeline
-    entries in order, and the counts the sink reports."""
+    entries in order, the episodes to remember as ended without an incident ((episode, workflow)
+    → its RESOLVE) and those to forget (their incident was created by this plan, RESOLVED: it
+    keeps the end from now on), and the counts the sink reports."""
 
     created: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     reopened_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     resolved: dict[str, int] = field(default_factory=dict)
     entries: list[TimelineEntry] = field(default_factory=list)
+    ended: dict[tuple[str, str], EndedEpisode] = field(default_factory=dict)
+    forget: set[tuple[str, str]] = field(default_factory=set)
     updated: int = 0
     duplicates: int = 0
 
@@ -80,14 +101,16 @@ def plan_incident_actions(
     seen: set[str],
     by_episode: dict[tuple[str, str], FoundIncident],
     open_by_event: dict[tuple[str, str], FoundIncident],
+    ended: Mapping[tuple[str, str], EndedEpisode] | None = None,
 ) -> EpisodePlan:
     """The plan for ``actions``, in order: ``seen`` are the effect ids already in a timeline,
     ``by_episode`` the newest incident of each (episode, workflow), ``open_by_event`` the open
-    incident of each (workflow, publisher event id) of a single event. Actions of the batch see
-    what the earlier ones did (an incident created, or resolved, by an earlier action)."""
+    incident of each (workflow, publisher event id) of a single event, ``ended`` the episodes
+    (episode, workflow) whose RESOLVE came with no incident. Actions of the batch see what the
+    earlier ones did (an incident created, or resolved, an episode ended, by an earlier action)."""
     plan = EpisodePlan()
     seen = set(seen)
-    by_episode, open_by_event = dict(by_episode), dict(open_by_event)
+    by_episode, open_by_event, ended = dict(by_episode), dict(open_by_event), dict(ended or {})
     for action in actions:
         eff = action["effect_id"]
         if eff in seen:
@@ -111,14 +134,17 @@ def plan_incident_actions(
             plan.updated += 1
             continue
         step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
-        if step is IncidentStep.NOTHING:
-            continue  # no incident in this episode (e.g. the workflow was added after it opened)
+        if step is IncidentStep.NOTHING:  # a RESOLVE before any NOTIFY of its episode reached the sink
+            if episode and found_key not in ended:
+                ended[found_key] = plan.ended[found_key] = EndedEpisode(
+                    eff, action["event_id"], at_ms, _released(action)
+                )
+            continue
         if step is IncidentStep.RELEASE and incident is not None:
             if incident.status != "RESOLVED":
                 plan.resolved[incident.id] = at_ms
                 found_in[found_key] = replace(incident, status="RESOLVED", resolved_ms=at_ms)
-            message = f"released: {action.get('reason') or 'resolved'}"
-            plan.entries.append(_entry(eff, incident.id, "RESOLVED", message, action))
+            plan.entries.append(_entry(eff, incident.id, "RESOLVED", _released(action), action))
             plan.updated += 1
             continue
         if step is IncidentStep.UPDATE and incident is not None:
@@ -130,6 +156,17 @@ def plan_incident_actions(
         if episode or publisher_id:
             found_in[found_key] = new
         plan.entries.append(_entry(eff, new.id, "CREATED", action["title"], action))
+        end = ended.pop(found_key, None) if episode else None
+        if end is not None:  # the episode's RESOLVE came first: the incident opens RESOLVED by it
+            resolved_ms = max(end.resolved_ms, at_ms)
+            plan.resolved[new.id] = resolved_ms
+            found_in[found_key] = replace(new, status="RESOLVED", resolved_ms=resolved_ms)
+            plan.entries.append(
+                TimelineEntry(end.effect_id, new.id, "RESOLVED", end.message, end.server_event_id, resolved_ms)
+            )
+            seen.add(end.effect_id)
+            if plan.ended.pop(found_key, None) is None:  # stored by an earlier batch: no longer needed
+                plan.forget.add(found_key)
         if step is IncidentStep.FOLLOW_UP and incident is not None:  # the old incident's timeline links to the new one
             message = f"a NOTIFY after this incident was resolved opened {new.id}"
             plan.entries.append(_entry(_link_id(eff), incident.id, "FOLLOWED_UP", message, action))
@@ -167,6 +204,11 @@ def _link_id(effect_id: str) -> str:
 
 def _entry(effect_id: str, incident_id: str, kind: str, message: str, action: dict[str, Any]) -> TimelineEntry:
     return TimelineEntry(effect_id, incident_id, kind, message, action["event_id"], int(action["accepted_ms"]))
+
+
+def _released(action: dict[str, Any]) -> str:
+    """The timeline message of an episode's RESOLVE."""
+    return f"released: {action.get('reason') or 'resolved'}"
 
 
 def _update_message(action: dict[str, Any]) -> str:

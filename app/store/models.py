@@ -169,6 +169,20 @@ class IncidentEvent(Base):
     created_at: Mapped[datetime]
 
 
+class EndedEpisode(Base):
+    """A control episode whose RESOLVE reached the incident sink before any NOTIFY of it had opened
+    its workflow's incident (app/domain/episodes.py EndedEpisode): kept until that NOTIFY comes and
+    opens the incident RESOLVED, then deleted (the incident keeps the end)."""
+
+    __tablename__ = "ended_episodes"
+    episode_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    workflow_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    effect_id: Mapped[str] = mapped_column(String(40))  # the RESOLVE's: its timeline entry's id
+    server_event_id: Mapped[str] = mapped_column(String(40))
+    message: Mapped[str] = mapped_column(Text)
+    resolved_at: Mapped[datetime]
+
+
 class ControlStateView(Base):
     """The newest control state of one (organization, topic, status, partition key), as the
     worker last reported it in a trace: a read model for the control_state route; the state

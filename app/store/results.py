@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.delivery_verdicts import Attempt, DeliveryOutcome
-from app.domain.episodes import FoundIncident, episode_keys, plan_incident_actions, publisher_event_ids
+from app.domain.episodes import EndedEpisode, FoundIncident, episode_keys, plan_incident_actions, publisher_event_ids
 from app.domain.ids import new_id
 from app.domain.milliseconds import datetime_to_ms, ms_to_datetime
 from app.domain.publish import state_key
@@ -27,6 +27,7 @@ from app.store.models import (
     IncidentEvent,
     PushNotification,
 )
+from app.store.models import EndedEpisode as EndedEpisodeRow
 
 
 async def insert_ignoring_duplicates(session: AsyncSession, model: type[Any], rows: list[dict[str, Any]]) -> None:
@@ -59,13 +60,14 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
         seen,
         {k: _chain(rows) for k, rows in by_episode.items()},
         {k: _found(i) for k, i in open_by_event.items()},
+        await _ended_episodes(session, actions),
     )
-    for incident_id, action in plan.reopened_by.items():  # its opening action, arrived after later ones
-        opened = found[incident_id]
-        opened.event_id, opened.server_event_id = action.get("publisher_event_id"), action["event_id"]
-        opened.title, opened.created_at = action["title"], ms_to_datetime(action["accepted_ms"])
     incidents = [_incident(incident_id, action) for incident_id, action in plan.created]
     found.update((i.id, i) for i in incidents)
+    for incident_id, action in plan.reopened_by.items():  # its opening action, arrived after later ones
+        opened = found[incident_id]  # (one this batch created, too)
+        opened.event_id, opened.server_event_id = action.get("publisher_event_id"), action["event_id"]
+        opened.title, opened.created_at = action["title"], ms_to_datetime(action["accepted_ms"])
     for incident_id, at_ms in plan.resolved.items():
         found[incident_id].status, found[incident_id].resolved_at = "RESOLVED", ms_to_datetime(at_ms)
     session.add_all(incidents)
@@ -81,6 +83,24 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
         )
         for e in plan.entries
     )
+    await insert_ignoring_duplicates(
+        session,
+        EndedEpisodeRow,
+        [
+            {
+                "episode_key": episode,
+                "workflow_id": workflow,
+                "effect_id": end.effect_id,
+                "server_event_id": end.server_event_id,
+                "message": end.message,
+                "resolved_at": ms_to_datetime(end.resolved_ms),
+            }
+            for (episode, workflow), end in plan.ended.items()
+        ],
+    )
+    if plan.forget:
+        keys = tuple_(EndedEpisodeRow.episode_key, EndedEpisodeRow.workflow_id)
+        await session.execute(delete(EndedEpisodeRow).where(keys.in_(sorted(plan.forget))))
     await session.flush()
     return SinkOutcome(created=len(plan.created), updated=plan.updated, duplicates=plan.duplicates)
 
@@ -169,6 +189,22 @@ async def _episode_incidents(
     for incident in rows:
         found.setdefault((incident.episode_key or "", incident.workflow_id), []).append(incident)
     return found
+
+
+async def _ended_episodes(
+    session: AsyncSession, actions: Sequence[dict[str, Any]]
+) -> dict[tuple[str, str], EndedEpisode]:
+    """The batch's episodes whose RESOLVE came before any incident of theirs, by (episode, workflow)."""
+    episodes = episode_keys(actions)
+    if not episodes:
+        return {}
+    rows = await session.scalars(select(EndedEpisodeRow).where(EndedEpisodeRow.episode_key.in_(episodes)))
+    return {
+        (r.episode_key, r.workflow_id): EndedEpisode(
+            r.effect_id, r.server_event_id, datetime_to_ms(r.resolved_at), r.message
+        )
+        for r in rows
+    }
 
 
 async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], Incident]:

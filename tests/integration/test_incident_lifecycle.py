@@ -14,9 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.domain.incidents import IncidentStep, incident_step
+from app.domain.milliseconds import datetime_to_ms
 from app.store import results
 from app.store.db import create_engine, migrate_async, sessionmaker
-from app.store.models import Incident, IncidentEvent
+from app.store.models import EndedEpisode, Incident, IncidentEvent
 from tests.support.postgres_local import LocalPostgres
 
 
@@ -119,6 +120,56 @@ async def test_an_episodes_actions_arriving_out_of_order_make_one_incident_opene
             "UPDATED",  # e: accepted before the RESOLVE, arrived after it
             "RESOLVED",  # d
         ]
+
+
+async def test_a_resolve_arriving_before_its_episodes_only_notify_leaves_the_incident_resolved(
+    engine: AsyncEngine,
+) -> None:
+    """Issue 30, item 2: the RESOLVE reached the sink first and found nothing to resolve, then the
+    episode's only NOTIFY opened an incident nothing would resolve (before the fix: one incident,
+    OPEN for ever). The ended episode is stored, so the NOTIFY opens it RESOLVED, in another
+    transaction, after a redelivery of the RESOLVE too; a later late NOTIFY is an entry of it."""
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [_action("d", "RESOLVE", 2_000)])
+    async with sessions.begin() as session:  # the RESOLVE again (a redelivery): still nothing to resolve
+        await results.apply_incident_actions(session, [_action("d", "RESOLVE", 2_000)])
+    async with sessions.begin() as session:
+        opener = await results.apply_incident_actions(session, [_action("a", "NOTIFY", 0)])
+    async with sessions() as session:
+        [incident] = (await session.scalars(select(Incident))).all()
+        assert incident.status == "RESOLVED", "the episode's only incident is open, and nothing will resolve it"
+    async with sessions.begin() as session:
+        late = await results.apply_incident_actions(
+            session, [_action("e", "NOTIFY", 1_500), _action("d", "RESOLVE", 2_000)]
+        )
+    assert (opener.created, late.created, late.updated, late.duplicates) == (1, 0, 1, 1)
+    async with sessions() as session:
+        [incident] = (await session.scalars(select(Incident))).all()
+        assert (incident.status, incident.title) == ("RESOLVED", "level a"), "the incident stayed open"
+        assert incident.resolved_at is not None and datetime_to_ms(incident.resolved_at) == 1_700_000_002_000
+        assert await _timeline(session, incident.id) == [
+            ("CREATED", "level a"),
+            ("UPDATED", "level e (new peak)"),
+            ("RESOLVED", "released: 3 consecutive values below threshold"),
+        ]
+        assert (await session.scalars(select(EndedEpisode))).all() == [], "the incident keeps the end now"
+
+
+async def test_an_episodes_opener_arriving_after_a_later_notify_of_the_same_batch(engine: AsyncEngine) -> None:
+    """A batch whose later NOTIFY opens the incident and whose opener comes after it: the plan
+    makes the opener the incident's opening action. Before the fix the store failed the batch
+    (KeyError: it looked for the incident among those found before the batch)."""
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        outcome = await results.apply_incident_actions(
+            session, [_action("b", "NOTIFY", 500), _action("a", "NOTIFY", 0)]
+        )
+    assert (outcome.created, outcome.updated) == (1, 1)
+    async with sessions() as session:
+        [incident] = (await session.scalars(select(Incident))).all()
+        assert (incident.status, incident.title, incident.server_event_id) == ("OPEN", "level a", "evt_a")
+        assert datetime_to_ms(incident.created_at) == 1_700_000_000_000
 
 
 def test_incident_steps() -> None:

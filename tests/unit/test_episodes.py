@@ -1,0 +1,121 @@
+"""An episode's incident whatever order its actions reach the incident sink in (issue 30, item 2):
+a RESOLVE that finds no incident is remembered (:class:`EndedEpisode`), so the episode's NOTIFY
+arriving after it opens the incident already RESOLVED, instead of one that nothing resolves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.domain.episodes import EndedEpisode, EpisodePlan, FoundIncident, plan_incident_actions
+
+KEY = ("ep1", "wf_all")
+
+
+def _action(eff: str, decision: str, at: int, reason: str | None = None) -> dict[str, Any]:
+    return {
+        "effect_id": f"act_{eff}",
+        "event_id": f"evt_{eff}",
+        "workflow_id": "wf_all",
+        "decision": decision,
+        "episode_key": "ep1",
+        "publisher_event_id": None,
+        "title": "river level",
+        "reason": reason,
+        "accepted_ms": at,
+    }
+
+
+NOTIFY = _action("1", "NOTIFY", at=100)
+RESOLVE = _action("3", "RESOLVE", at=300, reason="stable")
+ENDED = EndedEpisode("act_3", "evt_3", 300, "released: stable")
+
+
+def _outcome(plan: EpisodePlan) -> tuple[list[str], list[str], dict[str, int]]:
+    return (
+        [f"{e.kind} {e.incident_id} {e.id} {e.at_ms} {e.message}" for e in plan.entries],
+        [i for i, _ in plan.created],
+        plan.resolved,
+    )
+
+
+RESOLVED_INCIDENT = (
+    ["CREATED inc_1 act_1 100 river level", "RESOLVED inc_1 act_3 300 released: stable"],
+    ["inc_1"],
+    {"inc_1": 300},
+)
+
+# (name, batches the sink gets in turn): each batch planned with what the earlier ones left
+# (the incidents they created, the episodes they ended), as the store reads them back.
+ORDERS = [
+    ("NOTIFY then RESOLVE, one batch", [[NOTIFY, RESOLVE]]),
+    ("RESOLVE then NOTIFY, one batch", [[RESOLVE, NOTIFY]]),
+    ("NOTIFY then RESOLVE, two batches", [[NOTIFY], [RESOLVE]]),
+    ("RESOLVE then NOTIFY, two batches", [[RESOLVE], [NOTIFY]]),
+]
+
+
+@pytest.mark.parametrize("batches", [b for _, b in ORDERS], ids=[n for n, _ in ORDERS])
+def test_the_episodes_incident_ends_resolved_whichever_action_arrives_first(
+    batches: list[list[dict[str, Any]]],
+) -> None:
+    entries: list[str] = []
+    created: list[str] = []
+    resolved: dict[str, int] = {}
+    by_episode: dict[tuple[str, str], FoundIncident] = {}
+    ended: dict[tuple[str, str], EndedEpisode] = {}
+    for batch in batches:
+        plan = plan_incident_actions(batch, set(), by_episode, {}, ended)
+        got = _outcome(plan)
+        entries += got[0]
+        created += got[1]
+        resolved.update(got[2])
+        ended.update(plan.ended)
+        for key in plan.forget:
+            del ended[key]
+        for incident_id, action in plan.created:  # what the store finds in the next batch
+            by_episode[KEY] = FoundIncident(incident_id, "OPEN", int(action["accepted_ms"]))
+        for incident_id, at_ms in plan.resolved.items():
+            by_episode[KEY] = FoundIncident(incident_id, "RESOLVED", by_episode[KEY].created_ms, at_ms)
+    assert ended == {}, "the episode is still remembered as ended with no incident"
+    assert (sorted(entries), created, resolved) == (
+        sorted(RESOLVED_INCIDENT[0]),
+        RESOLVED_INCIDENT[1],
+        RESOLVED_INCIDENT[2],
+    )
+
+
+def test_a_resolve_that_finds_no_incident_ends_its_episode() -> None:
+    plan = plan_incident_actions([RESOLVE], set(), {}, {})
+    assert (plan.entries, plan.created, plan.resolved) == ([], [], {})
+    assert plan.ended == {KEY: ENDED}
+
+
+def test_a_notify_of_an_ended_episode_opens_its_incident_resolved() -> None:
+    plan = plan_incident_actions([NOTIFY], set(), {}, {}, {KEY: ENDED})
+    assert _outcome(plan) == RESOLVED_INCIDENT
+    assert plan.ended == {}  # the incident remembers the end from now on: a later NOTIFY is its late entry
+    assert plan.forget == {KEY}
+
+
+def test_the_episodes_later_notifies_are_entries_of_the_resolved_incident() -> None:
+    second = _action("2", "NOTIFY", at=200, reason="peak")
+    plan = plan_incident_actions([second, NOTIFY], set(), {}, {}, {KEY: ENDED})
+    assert [(e.kind, e.incident_id) for e in plan.entries] == [
+        ("CREATED", "inc_2"),
+        ("RESOLVED", "inc_2"),
+        ("UPDATED", "inc_2"),  # NOTIFY 1, accepted first: the opener
+    ]
+    assert plan.resolved == {"inc_2": 300} and plan.reopened_by == {"inc_2": NOTIFY}
+
+
+def test_an_ended_episode_seen_again_is_not_ended_twice() -> None:
+    """The RESOLVE again (a redelivery) while its NOTIFY has still not come: nothing new to store."""
+    plan = plan_incident_actions([RESOLVE], set(), {}, {}, {KEY: ENDED})
+    assert (plan.entries, plan.created, plan.ended) == ([], [], {})
+
+
+def test_a_single_events_resolve_ends_nothing() -> None:
+    single = {**RESOLVE, "episode_key": None, "publisher_event_id": "p1"}
+    assert plan_incident_actions([single], set(), {}, {}).ended == {}
