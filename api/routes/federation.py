@@ -76,8 +76,9 @@ class ExchangeAttemptOut(Out):
     subject: str | None
     client_address: str | None
     count: int = Field(
-        description="attempts this entry stands for: 1, or the failures of one client address and check "
-        "in a window that came before the subject token proved anything (malformed, bad signature, unknown key)"
+        description="attempts this entry stands for: 1 for an issued token; for refusals, the failures of one "
+        "source (a client address, an IPv6 address's /64) and check in a window "
+        "(TOCSIN_EXCHANGE_FAILURE_WINDOW_SECONDS)"
     )
 
 
@@ -328,8 +329,8 @@ def _oauth(description: str) -> dict[str, Any]:
         ),
         403: _oauth("access_denied: sub outside subject_filter, or a false attribute_condition"),
         429: _oauth(
-            "temporarily_unavailable: too many exchanges, or too many from this address that proved nothing; "
-            "Retry-After says when to retry"
+            "temporarily_unavailable: too many tokens issued for this credential, too many exchanges from this "
+            "address, or too many refused from it (an IPv6 address's /64); Retry-After says when to retry"
         ),
     },
     openapi_extra={

@@ -1,4 +1,5 @@
-"""Which address a request comes from, for per-client rate limits and the exchange log.
+"""Which address a request comes from, for per-client rate limits and the exchange log, and
+which source a rate limit counts it against (:func:`rate_limit_key`).
 
 The connecting peer, unless it is one of the trusted proxies (``TOCSIN_TRUSTED_PROXIES``): then
 ``X-Forwarded-For`` is read from the right (each proxy appends the address it received the
@@ -55,3 +56,22 @@ def client_address(peer: str, forwarded_for: Iterable[str], proxies: tuple[Netwo
         if not _trusted(address, proxies):
             break
     return str(client)
+
+
+# An IPv6 client is given a /64 at least (RFC 6177): all its addresses are one source to a limit.
+IPV6_SOURCE_PREFIX = 64
+
+
+def rate_limit_key(address: str) -> str:
+    """The source a per-client limit counts ``address`` against: an IPv4 address itself (also
+    written IPv4-mapped), an IPv6 address's /64 (``2001:db8:1:2::/64``), else the text as is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        host_bits = 128 - IPV6_SOURCE_PREFIX
+        return str(ipaddress.IPv6Network((int(parsed) >> host_bits << host_bits, IPV6_SOURCE_PREFIX)))
+    return str(parsed)

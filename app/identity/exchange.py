@@ -45,7 +45,8 @@ class ExchangeFailure(TocsinError):
         self.description = description
         self.check = check
         # False until the token's signature verified with the credential's issuer's key: the
-        # caller may be anyone (their failures are counted per source, not logged one by one).
+        # caller may be anyone. (Every refusal is counted per source, app/identity/federation.py:
+        # a public issuer signs anyone's tokens, so a verified signature proves nobody either.)
         self.authenticated = authenticated
 
 

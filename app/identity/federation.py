@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.domain.client_address import rate_limit_key
 from app.domain.conditions import compile_condition
 from app.domain.ids import new_id
 from app.domain.milliseconds import to_ms
@@ -39,6 +40,10 @@ from app.settings import Settings
 from app.store.models import Account, ExchangeAttempt, FederatedCredential
 
 log = logging.getLogger(__name__)
+# Failures kept per window as one row per credential, source and check; past this many keys, one
+# row per credential (OVERFLOW_CHECK): memory and rows stay bounded whatever strangers send.
+MAX_COUNTED_SOURCES = 10_000
+OVERFLOW_CHECK = "various (more sources and checks than the log keeps apart)"
 DISCOVERY_PATH = "/.well-known/openid-configuration"
 
 
@@ -90,8 +95,8 @@ class Federation:
             settings.exchange_failure_rate_per_client, settings.exchange_failure_burst
         )
         self._attempts: list[tuple[str, str, float, str, str | None, str | None, str]] = []
-        # (credential, organization, client, check) -> [count, last at]: failures before the token
-        # proved anything, written as one row each per window (TOCSIN_EXCHANGE_FAILURE_WINDOW_SECONDS)
+        # (credential, organization, source, check) -> [count, last at]: refused exchanges, written
+        # as one row each per window (TOCSIN_EXCHANGE_FAILURE_WINDOW_SECONDS)
         self._failures: dict[tuple[str, str, str, str], list[float]] = {}
         self._window_started = time.monotonic()
 
@@ -140,8 +145,15 @@ class Federation:
             return None
 
     async def exchange(self, credential_id: str, form: dict[str, str], client: str) -> dict[str, Any]:
-        """The spec's token response, or ExchangeFailure / RateLimited."""
-        wait = self.per_client.take(client) or self.failures_per_client.peek(client)
+        """The spec's token response, or ExchangeFailure / RateLimited.
+
+        A token takes from the credential's bucket only once it passed every check of the
+        credential: a stranger knows the credential's id, issuer and audience (they are in CI
+        files), and a public issuer signs tokens of anyone's subject, so no earlier refusal may
+        spend the owner's exchanges. Every refusal counts against its source instead (the client
+        address, an IPv6 one's /64): a source that failed too often is refused whatever it sends."""
+        source = rate_limit_key(client)
+        wait = self.per_client.take(source) or self.failures_per_client.peek(source)
         if wait:
             raise RateLimited("too many token exchanges; retry later", retry_after=wait)
         if form.get("grant_type") != GRANT_TYPE:
@@ -154,24 +166,21 @@ class Federation:
         cred = await self.credential(credential_id)
         if cred is None or not cred.active:
             # answered like a token that proves nothing: a stranger cannot tell which ids exist
-            self.failures_per_client.take(client)
+            self.failures_per_client.take(source)
             if cred is not None:
-                self._count_failure(cred, "credential inactive", client)
+                self._count_failure(cred, "credential inactive", source)
             raise unauthenticated("credential")
-        wait = self.per_credential.take(cred.id)
-        if wait:
-            raise RateLimited("too many token exchanges; retry later", retry_after=wait)
         try:
             claims = await verify_subject_token(
                 token, cred, self.jwks, self.settings.max_subject_token_lifetime_seconds
             )
         except ExchangeFailure as failure:
-            if failure.authenticated:
-                self._record(cred, "refused", failure.check, None, client)
-            else:
-                self.failures_per_client.take(client)
-                self._count_failure(cred, failure.check, client)
+            self.failures_per_client.take(source)
+            self._count_failure(cred, failure.check, source)
             raise
+        wait = self.per_credential.take(cred.id)
+        if wait:
+            raise RateLimited("too many token exchanges; retry later", retry_after=wait)
         self._record(cred, "issued", None, str(claims.get("sub")), client)
         access_token = federated_tokens.mint(
             self.keys.current,
@@ -191,15 +200,18 @@ class Federation:
         self, cred: CredentialConfig, outcome: str, check: str | None, subject: str | None, client: str
     ) -> None:
         # Plain tuples on the hot path; rows (ids, datetimes, ORM objects) are built when flushed.
+        # Only issued tokens come here: at most the credential's rate of them.
         if len(self._attempts) < 10_000:
             self._attempts.append((cred.id, cred.organization_id, time.time(), outcome, check, subject, client))
 
-    def _count_failure(self, cred: CredentialConfig, check: str, client: str) -> None:
-        """One more failure of ``client`` at ``check`` on ``cred`` in the current window. Memory is
-        bounded: past 10,000 keys, further sources of a credential and check share one row (``*``)."""
-        key = (cred.id, cred.organization_id, client, check)
-        if key not in self._failures and len(self._failures) >= 10_000:
-            key = (cred.id, cred.organization_id, "*", check)
+    def _count_failure(self, cred: CredentialConfig, check: str, source: str) -> None:
+        """One more failure of ``source`` at ``check`` on ``cred`` in the current window. Anyone can
+        fail, from as many sources and with as many checks as they like (the failing check may name
+        the token's algorithm): past MAX_COUNTED_SOURCES keys in a window, a credential's further
+        failures share one row (source ``*``, check OVERFLOW_CHECK)."""
+        key = (cred.id, cred.organization_id, source, check)
+        if key not in self._failures and len(self._failures) >= MAX_COUNTED_SOURCES:
+            key = (cred.id, cred.organization_id, "*", OVERFLOW_CHECK)
         entry = self._failures.setdefault(key, [0.0, 0.0])
         entry[0] += 1
         entry[1] = time.time()
