@@ -7,6 +7,7 @@ import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -185,7 +186,57 @@ class Settings(BaseSettings):
     token_previous_keys: SecretStr | None = None
     token_previous_keys_file: Path | None = None
     auth_prefix: str = "/auth"
-    default_audience: str = "http://127.0.0.1:8080"
+    # This installation's own address, as its callers reach it: a federated credential's audience
+    # defaults to it. `tocsin api` and `tocsin worker` refuse to start without it (a built-in default
+    # would be every installation's, and each would accept the tokens meant for the others).
+    public_url: str = Field(
+        default="",
+        max_length=1000,
+        description="this installation's address as its callers reach it (https://tocsin.example.com); "
+        "a federated credential's default audience. Required by `tocsin api` and `tocsin worker`; "
+        "`tocsin run` sets it to its loopback address",
+    )
+    default_audience: str = Field(
+        default="",
+        max_length=1000,
+        description="a federated credential's audience when its creation names none; empty: TOCSIN_PUBLIC_URL",
+    )
+
+    @field_validator("public_url")
+    @classmethod
+    def _check_public_url(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            return ""
+        try:
+            parts = urlsplit(value)
+            valid = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+        except ValueError:  # a port that is not a number
+            valid = False
+        if not valid or parts.query or parts.fragment:
+            raise ValueError(
+                "TOCSIN_PUBLIC_URL must be an http or https URL of this installation, "
+                "without query or fragment (https://tocsin.example.com)"
+            )
+        return value.rstrip("/")
+
+    @property
+    def effective_default_audience(self) -> str | None:
+        """A federated credential's audience when its creation names none: TOCSIN_DEFAULT_AUDIENCE,
+        else TOCSIN_PUBLIC_URL; None when neither is set (the API does not start then)."""
+        return self.default_audience or self.public_url or None
+
+    def public_url_problem(self) -> str | None:
+        """Why the API or the worker must not start on these settings (no public URL), or None."""
+        if self.public_url:
+            return None
+        return (
+            "TOCSIN_PUBLIC_URL is not set: set it to this installation's address as its callers reach it "
+            "(https://tocsin.example.com). The default audience of federated credentials comes from it, so "
+            "that no two installations accept each other's tokens (`tocsin run` sets it to its loopback "
+            "address; docs/federation.md)"
+        )
+
     allow_private_networks: bool = False
     # Local development: loopback receivers a webhook may reach over plain http without opening
     # private networks (`127.0.0.1:9000,localhost:9001`, loopback hosts only). Link-local and

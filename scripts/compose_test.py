@@ -292,6 +292,7 @@ def main() -> int:
 def with_engine() -> int:
     secrets = Path(tempfile.mkdtemp(prefix="tocsin-compose-secrets-"))
     env = {**os.environ, "TOCSIN_COMPOSE_SECRETS": str(secrets), **{k: str(v) for k, v in PORTS.items()}}
+    env["TOCSIN_COMPOSE_PUBLIC_URL"] = f"http://127.0.0.1:{PORTS['TOCSIN_COMPOSE_API_PORT']}"
     compose = Compose(env)
     try:
         ports_free()

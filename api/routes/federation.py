@@ -22,9 +22,10 @@ from app.domain.ids import new_id
 from app.domain.principal import Principal
 from app.domain.rate_limit import retry_after_header
 from app.domain.subject_filter import validate_subject_filter
-from app.errors import InvalidCredential, InvalidInput, RateLimited
+from app.errors import InvalidCredential, InvalidInput, RateLimited, Unavailable
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
 from app.observability import metrics
+from app.settings import Settings
 from app.store import audit
 from app.store.accounts import load_principal, utcnow
 from app.store.models import Account, ExchangeAttempt, FederatedCredential
@@ -123,6 +124,13 @@ def widens_credential(row: FederatedCredential, changes: dict[str, Any]) -> bool
     )
 
 
+def _default_audience(settings: Settings) -> str:
+    audience = settings.effective_default_audience
+    if audience is None:  # the API does not start without TOCSIN_PUBLIC_URL (app/cli/main.py)
+        raise Unavailable("this installation has no public URL (TOCSIN_PUBLIC_URL): name the credential's audience")
+    return audience
+
+
 async def _service_account(session: SessionDep, org_id: str, account_id: str) -> Account:
     return await account_in_org(session, org_id, account_id, "service_account")
 
@@ -163,7 +171,7 @@ async def create_credential(
         display_name=body.display_name,
         issuer_url=body.issuer_url,
         subject_filter=body.subject_filter,
-        audience=body.audience or state.settings.default_audience,
+        audience=body.audience or _default_audience(state.settings),
         attribute_condition=body.attribute_condition,
         jwks_uri=jwks_uri,
         status=body.status,

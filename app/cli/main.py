@@ -81,6 +81,8 @@ def _problem(error: Any) -> str:
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
+    if args.command in ("api", "worker") and (problem := settings.public_url_problem()) is not None:
+        raise SystemExit(f"tocsin: {problem}")
     if args.command == "run":
         cmd_run(settings, args.org)
     elif args.command == "api":

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import httpx
 
@@ -88,6 +88,22 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
+# An API listening on every address is reached on loopback here
+_UNSPECIFIED_HOSTS = ("", "0.0.0.0", "::")
+
+
+def process_env(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
+    """The API's and the worker's environment: ``environ``, this run's data directory, and its public
+    URL (TOCSIN_PUBLIC_URL, which they require): the one set, else the API's loopback address."""
+    host = "127.0.0.1" if settings.api_host in _UNSPECIFIED_HOSTS else settings.api_host
+    loopback = f"http://{f'[{host}]' if ':' in host else host}:{settings.api_port}"
+    return {
+        **environ,
+        "TOCSIN_VAR_DIR": str(settings.var_dir.resolve()),
+        "TOCSIN_PUBLIC_URL": settings.public_url or loopback,
+    }
+
+
 def cmd_run(settings: Settings, org_name: str) -> None:
     """Broker, migrations, bootstrap on first start, API and worker; Ctrl-C stops them all."""
     from devstack.kafka import LocalKafka
@@ -104,7 +120,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     mail_dir = settings.var_dir.resolve() / "mail"
     sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
     stopping = False
-    env = {**os.environ, "TOCSIN_VAR_DIR": str(settings.var_dir.resolve())}
+    env = process_env(settings, os.environ)
     supervisor = Supervisor(lambda role: subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
     signing_keys(settings)  # created once here, before the API replicas that read it start
 
@@ -124,6 +140,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
         # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (README, Configuration).
         if settings.loopback_targets:
             say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
+        say(f"public URL {env['TOCSIN_PUBLIC_URL']} (TOCSIN_PUBLIC_URL): federated credentials' default audience")
         for role in ("api", "worker"):
             say(f"starting {role}")
             supervisor.launch(role)

@@ -465,9 +465,11 @@ def test_issuer_subject_filter_and_audience_are_immutable(fed: Fed) -> None:
 
 
 def test_audience_defaults_to_the_site_address(fed: Fed) -> None:
+    """The site address is the installation's own (TOCSIN_PUBLIC_URL, which the test stack sets to
+    its API's address): no longer a built-in one every installation shared (issue 30, item 2)."""
     body = {"display_name": "d", "issuer_url": fed.issuer.issuer_url("ci"), "subject_filter": "repo:o/r:*"}
     created = fed.owner.post(f"/service_accounts/{fed.publisher_sa}/federated_credentials", json=body).json()
-    assert created["audience"] == "http://127.0.0.1:8080"
+    assert created["audience"] == fed.stack.base_url != "http://127.0.0.1:8080"
 
 
 def test_static_and_federated_tokens_work_and_are_revoked_independently(fed: Fed) -> None:
@@ -655,7 +657,7 @@ def test_behind_a_trusted_proxy_the_forwarded_address_is_the_client(
             url = f"{stack.base_url}/auth/workload-identity/{cred}/token"
 
             def exchange(forwarded_for: str) -> int:
-                subject = {**idp.repository_workflow_claims(), "aud": "http://127.0.0.1:8080"}
+                subject = {**idp.repository_workflow_claims(), "aud": stack.base_url}
                 data = {
                     "grant_type": GRANT,
                     "subject_token_type": JWT_TYPE,
@@ -758,7 +760,7 @@ def test_the_signing_key_is_created_once_kept_across_restarts_and_rotated_withou
             body = {"display_name": "d", "issuer_url": fed.issuer.issuer_url("ci"), "subject_filter": "repo:o/r:*"}
             created = owner.post(f"/service_accounts/{sa}/federated_credentials", json=body)
             cred = created.json()["id"]
-        subject = {**idp.repository_workflow_claims(), "aud": "http://127.0.0.1:8080"}
+        subject = {**idp.repository_workflow_claims(), "aud": stack.base_url}
 
         def exchange() -> str:
             data = {

@@ -61,6 +61,8 @@ class Stack:
             "TOCSIN_WORKER_ID": f"w{tag}",
             "TOCSIN_PUBLISH_PARTITIONS": str(partitions),
             "TOCSIN_API_PORT": str(self.api_port),
+            # the API and the worker refuse to start without it (the default audience of credentials)
+            "TOCSIN_PUBLIC_URL": self.base_url,
             "TOCSIN_ACCESS_LOG": "false",
             "PYTHONUNBUFFERED": "1",
             # Faust's stream-timeout check (an ERROR for a partition fetched but not processed) after

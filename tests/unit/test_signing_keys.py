@@ -154,7 +154,7 @@ def test_a_short_key_file_stops_the_api_with_a_clear_message(tmp_path: Path) -> 
     out = subprocess.run(
         [sys.executable, "-m", "app.cli", "api"],
         cwd=ROOT,
-        env={**os.environ, "TOCSIN_VAR_DIR": str(tmp_path)},
+        env={**os.environ, "TOCSIN_VAR_DIR": str(tmp_path), "TOCSIN_PUBLIC_URL": "http://127.0.0.1:8080"},
         capture_output=True,
         timeout=60,
     )
