@@ -17,9 +17,11 @@ local data and is read whole).
 
 Records still unconsumed would be decided under the new layout against the state of their old
 partition, so the command refuses unless the deployment is drained and stopped: no member in the
-worker's consumer groups, and no record the workers have not applied on any keyed topic they consume
-(after the group's committed offset, or on ``publish`` and ``idempotency`` after the next offset
-their table's progress key holds). While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an
+worker's consumer groups, no transaction open on a keyed topic they consume (its records are beyond
+the last stable offset, where a read_committed reader sees nothing yet), and no record the workers
+have not applied (on ``publish`` and ``idempotency``, from the next offset their table's progress key
+holds, whatever the group committed: Faust may commit past what was applied; on the others, after
+the group's committed offset). While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an
 API or worker refuses to start then (app/kafka/topics.py), and running the command again finishes
 a grow that stopped midway (every step is idempotent: partitions only added up to N, a key moved
 again overwrites its own copy). The marker is deleted at the end.
@@ -54,7 +56,7 @@ from tables.codecs import (
     is_progress_key,
     load_control,
     load_key,
-    load_progress,
+    load_progress_state,
 )
 
 # Source topics the worker's consumer group reads: each must be drained (the changelogs are read by
@@ -62,7 +64,6 @@ from tables.codecs import (
 # state, so a waiting retry goes on from its partition whatever the count).
 DRAINED = tuple(t for t in topics.KEYED if t not in topics.CHANGELOGS)
 T = TypeVar("T")
-QUIET_POLLS = 3  # polls bringing nothing before the offsets left are taken for commit markers
 
 
 class Refused(TocsinError):
@@ -161,17 +162,18 @@ async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
 
 
 # The topics whose agents keep the next offset to apply in their table (streams/progress.py): that,
-# not the group's committed offset, says what was applied (Faust may commit behind it on these
-# transactional topics, whose commit markers leave offsets no record fills).
+# not the group's committed offset, says what was applied (Faust may commit past it).
 TABLE_SOURCES = ((topics.PUBLISH, topics.CONTROL_CHANGELOG), (topics.IDEMPOTENCY, topics.IDEMPOTENCY_CHANGELOG))
+READ_TIMEOUT_S = 30.0  # reading the offsets left to their end: what is not read by then counts as unapplied
 
 
-async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, int]:
-    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply, as
-    its table's progress key holds it in the changelog (absent: nothing applied there yet)."""
+async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, tuple[int, int]]:
+    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply and the
+    commit markers it owes after the records it applied, as its table's progress key holds them in
+    the changelog (absent: nothing applied there yet)."""
     names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
     counts = await topics.partition_counts(admin, names)
-    applied: dict[TopicPartition, int] = {}
+    applied: dict[TopicPartition, tuple[int, int]] = {}
     if not any(counts.values()):  # no worker of this group ever ran: nothing applied anywhere
         return applied  # (and aiokafka's consumer raises CancelledError when stopped right after its start)
     consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
@@ -181,65 +183,101 @@ async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dic
             name = topics.changelog_topic(settings, changelog)
             for partition in range(counts.get(name, 0)):
                 found = await _read_partition(consumer, TopicPartition(name, partition), is_progress_key)
-                offset = load_progress(found.get(PROGRESS_KEY))
-                if offset is not None:
-                    applied[TopicPartition(settings.topic(source), partition)] = offset
+                state = load_progress_state(found.get(PROGRESS_KEY))
+                if state is not None:
+                    applied[TopicPartition(settings.topic(source), partition)] = state
     finally:
         await consumer.stop()
     return applied
 
 
-async def unconsumed(admin: AIOKafkaAdminClient, settings: Settings) -> dict[str, int]:
-    """``topic[partition]`` → the first offset holding a record the worker's group has not
-    consumed, on every topic it must have drained; empty when drained."""
+@dataclass
+class Pending:
+    """What keeps the deployment from being drained, by ``topic[partition]``: the first offset of a
+    record the workers have not applied, and the partitions where a transaction is open (its
+    last stable offset, its end offset)."""
+
+    records: dict[str, int]
+    open_transactions: dict[str, tuple[int, int]]
+
+    def __bool__(self) -> bool:
+        return bool(self.records or self.open_transactions)
+
+
+async def pending(admin: AIOKafkaAdminClient, settings: Settings) -> Pending:
+    """What the workers have still to apply, on every topic they must have drained."""
     names = [settings.topic(t) for t in DRAINED]
     counts = await topics.partition_counts(admin, names)
     committed = await _retrying(lambda: admin.list_consumer_group_offsets(settings.worker_id))
     tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
     applied = await applied_offsets(admin, settings)
+    tables = {settings.topic(source) for source, _ in TABLE_SOURCES}
+    result = Pending({}, {})
+    if not tps:
+        return result
+    everything = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
     consumer = AIOKafkaConsumer(
         **client_args(settings),
         group_id=None,
         enable_auto_commit=False,
         isolation_level="read_committed",  # the worker's own view: aborted records are never consumed
     )
+    await everything.start()
+    try:
+        high = await everything.end_offsets(tps)  # with an open transaction's records
+    finally:
+        await everything.stop()
     await consumer.start()
     try:
-        ends = await consumer.end_offsets(tps)
+        ends = await consumer.end_offsets(tps)  # the last stable offsets
         starts = await consumer.beginning_offsets(tps)
         behind = {}
         for tp in tps:
-            meta = committed.get(tp)
-            start = max(meta.offset if meta is not None and meta.offset >= 0 else 0, starts[tp], applied.get(tp, 0))
+            where = f"{tp.topic}[{tp.partition}]"
+            if high[tp] > ends[tp]:
+                result.open_transactions[where] = (ends[tp], high[tp])
+            if tp.topic in tables:  # what the agent applied, whatever the group committed
+                start, owed = applied.get(tp, (0, 0))
+                if ends[tp] - start <= owed:  # every offset left is a commit marker owed: nothing to read
+                    start = ends[tp]
+            else:
+                meta = committed.get(tp)
+                start = meta.offset if meta is not None and meta.offset >= 0 else 0
+            start = max(start, starts[tp])
             if start < ends[tp]:
                 behind[tp] = start
-        # Offsets past the committed one may hold commit markers only (transactional publishes):
-        # read them, as the worker would.
-        found: dict[str, int] = {}
+        # The offsets left may hold commit markers or aborted records only: read them, as the worker would.
         if behind:
             consumer.assign(list(behind))
             for tp, offset in behind.items():
                 consumer.seek(tp, offset)
-            quiet = 0
-            while behind and quiet < QUIET_POLLS:
+            deadline = time.monotonic() + READ_TIMEOUT_S
+            while behind and time.monotonic() < deadline:
                 batches = await consumer.getmany(timeout_ms=1000, max_records=500)
-                quiet = 0 if batches else quiet + 1
                 for tp, records in batches.items():
                     if records and tp in behind:
-                        found[f"{tp.topic}[{tp.partition}]"] = records[0].offset
+                        result.records[f"{tp.topic}[{tp.partition}]"] = records[0].offset
                         del behind[tp]
                         consumer.pause(tp)
                 for tp in list(behind):
                     if await consumer.position(tp) >= ends[tp]:
                         del behind[tp]
-        return found
+            for tp in behind:  # not read to its end in time: not known to be applied
+                result.records[f"{tp.topic}[{tp.partition}]"] = await consumer.position(tp)
+        return result
     finally:
         await consumer.stop()
 
 
-def _listed(unconsumed_from: dict[str, int]) -> str:
-    """The partitions with records not yet consumed, and from which offset, for a message."""
-    return ", ".join(f"{where} from offset {offset}" for where, offset in sorted(unconsumed_from.items()))
+def _listed(found: Pending) -> str:
+    """The partitions with records not yet applied, and from which offset, then those where a
+    transaction is open, for a message."""
+    listed = [f"{where} from offset {offset}" for where, offset in sorted(found.records.items())]
+    listed += [
+        f"{where}: a transaction is open (records from offset {stable} to {end} neither committed nor aborted)"
+        for where, (stable, end) in sorted(found.open_transactions.items())
+    ]
+    return ", ".join(listed)
 
 
 def _check_worker_group(settings: Settings, existing: set[str]) -> None:
@@ -261,11 +299,17 @@ def _check_worker_group(settings: Settings, existing: set[str]) -> None:
 
 
 async def check_drained(admin: AIOKafkaAdminClient, settings: Settings) -> None:
-    found = await unconsumed(admin, settings)
-    if found:
-        listed = _listed(found)
+    found = await pending(admin, settings)
+    if found.open_transactions:
         raise Refused(
-            f"the deployment is not drained: records not yet consumed by the workers in {listed}. Stop "
+            f"the deployment is not drained: {_listed(found)}. A running API holds it open, or one that "
+            f"stopped mid-publish (the broker aborts its transaction after transaction.timeout.ms, or its "
+            f"next start does). Stop every API, wait for the transaction to end, drain the workers as "
+            f"below if records remain, then run this again"
+        )
+    if found:
+        raise Refused(
+            f"the deployment is not drained: records not yet applied by the workers in {_listed(found)}. Stop "
             f"publishing (stop the API), start the workers with the current TOCSIN_PUBLISH_PARTITIONS until "
             f"their consumer lag is 0, stop them, then run this again"
         )
@@ -429,7 +473,7 @@ async def grow(settings: Settings, count: int, progress: Callable[[str], None] =
     progress(f"done ({moved}); start the workers and the API with TOCSIN_PUBLISH_PARTITIONS={count}")
     admin = await _admin(settings)
     try:  # the command cannot see producers: a publish that came during the grow is reported
-        late = await unconsumed(admin, settings)
+        late = await pending(admin, settings)
     finally:
         await admin.close()
     if late:

@@ -18,14 +18,22 @@ from typing import Any
 import httpx
 import pytest
 import rocksdict
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from app.cli.partitions import PublishedDuringGrow, add_partitions, create_marker, grow
+from app.cli.partitions import PublishedDuringGrow, Refused, add_partitions, check_drained, create_marker, grow
 from app.kafka.partitioner import KeyPartitioner
-from app.kafka.topics import ensure_topics, grow_marker, keyed_topics, partition_counts
+from app.kafka.topics import (
+    CONTROL_CHANGELOG,
+    changelog_topic,
+    ensure_topics,
+    grow_marker,
+    keyed_topics,
+    partition_counts,
+)
 from app.settings import Settings
 from devstack.kafka import LocalKafka
+from tables.codecs import PROGRESS_KEY, dump_progress
 from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
 from tests.support.effects import listen
 from tests.support.scaling import METRIC_PROFILE, spec_decisions
@@ -247,6 +255,70 @@ async def test_a_publish_during_the_grow_is_reported(kafka: LocalKafka) -> None:
         assert set((await partition_counts(admin, keyed_topics(settings))).values()) == {3}
         assert grow_marker(settings) not in names
     finally:
+        await admin.close()
+
+
+async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafka: LocalKafka) -> None:
+    """Issue 30, item 1: what the control agent applied is its table's progress key (the next offset
+    to apply, and the commit markers owed), not the group's committed offset, which may be ahead of
+    it; and a transaction still open holds its records back from a read_committed end offset. Before
+    the fix both were taken for drained: the committed offset 4 was past the applied 1, and the
+    open transaction's record lay beyond the last stable offset."""
+    tag = uuid.uuid4().hex[:8]
+    settings = Settings(
+        kafka_bootstrap=kafka.bootstrap, topic_prefix=f"d{tag}.", worker_id=f"w{tag}", publish_partitions=1
+    )
+    await ensure_topics(settings)
+    publish_tp = TopicPartition(settings.topic("publish"), 0)
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    api = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap, transactional_id=f"api-{tag}", enable_idempotence=True)
+    tables = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap)
+    await admin.start()
+    await api.start()
+    await tables.start()
+
+    async def transaction(count: int, commit: bool = True) -> None:
+        await api.begin_transaction()
+        for _ in range(count):
+            await api.send_and_wait(publish_tp.topic, b"{}", key=b"k", partition=0)
+        if commit:
+            await api.commit_transaction()
+
+    async def applied(offset: int, owed: int) -> None:  # what the control agent's table stores
+        name = changelog_topic(settings, CONTROL_CHANGELOG)
+        await tables.send_and_wait(name, dump_progress(offset, owed), key=PROGRESS_KEY, partition=0)
+
+    async def refusal() -> str:
+        with pytest.raises(Refused) as refused:
+            await check_drained(admin, settings)
+        return str(refused.value)
+
+    try:
+        await transaction(3)  # records at 0, 1, 2; the commit marker at 3
+        # The group committed past every record, but the table applied only the one at 0.
+        group = AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=settings.worker_id)
+        await group.start()
+        try:
+            group.assign([publish_tp])
+            await group.commit({publish_tp: 4})
+        finally:
+            await group.stop()
+        await applied(1, 0)
+        assert f"{publish_tp.topic}[0] from offset 1" in await refusal()
+
+        await applied(3, 1)  # all three applied: the one offset left is the marker owed
+        await check_drained(admin, settings)
+
+        await transaction(1, commit=False)  # an API's transaction still open (its record at 4)
+        message = await refusal()
+        assert "transaction" in message and f"{publish_tp.topic}[0]" in message, message
+        await api.commit_transaction()  # its marker at 5
+        assert f"{publish_tp.topic}[0] from offset 4" in await refusal()  # committed, not applied yet
+        await applied(5, 1)
+        await check_drained(admin, settings)
+    finally:
+        await tables.stop()
+        await api.stop()
         await admin.close()
 
 
