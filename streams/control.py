@@ -58,7 +58,7 @@ state_cache = StateCache(settings.control_state_cache_size)
 register_cache("control_due_window", due_index.window)
 register_cache("control_states", state_cache.items)
 register_cache("control_views", state_cache.views)
-progress = PartitionProgress("control")
+progress = PartitionProgress("control", source.non_records_of(publish_topic))
 
 
 @app.agent(publish_topic)

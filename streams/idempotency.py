@@ -113,7 +113,7 @@ async def idempotency(stream: Any) -> None:
         await process_until_done("idempotency", process_batch, events, skip_record)
 
 
-progress = PartitionProgress("idempotency")
+progress = PartitionProgress("idempotency", source.non_records_of(idempotency_topic))
 
 
 def _stored_progress() -> tuple[int, int] | None:

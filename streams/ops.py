@@ -11,6 +11,7 @@ from app.kafka.app import app
 from app.observability import metrics
 from app.observability.health import OK, broker_check, database_check
 from streams.resources import resources
+from streams.tails import tail_watch
 from tables.control import worker_consumer
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,13 @@ def tables_check() -> str:
     return OK
 
 
+def tails_check() -> str:
+    """``ok`` unless a source partition's applied offset cannot reach its last stable offset
+    (streams/tail_watch.py: an ERROR line said which)."""
+    stuck = tail_watch.problems()
+    return OK if not stuck else "behind: " + "; ".join(stuck)
+
+
 @app.page("/healthz")
 async def healthz(web: Any, request: Any) -> Any:
     return web.json({"status": "ok"}, status=200)
@@ -32,12 +40,13 @@ async def healthz(web: Any, request: Any) -> Any:
 
 @app.page("/readyz")
 async def readyz(web: Any, request: Any) -> Any:
-    """Ready when the database and a broker answer and the tables have recovered; ``recovery`` tells
+    """Ready when the database and a broker answer, the tables have recovered and every source
+    partition is applied to its end or catching up; ``recovery`` tells
     how far the current (or last) rebuild of the tables from their changelogs is."""
     database, broker = await asyncio.gather(
         database_check(resources().engine), broker_check(worker_consumer.broker_client())
     )
-    checks = {"database": database, "broker": broker, "tables": tables_check()}
+    checks = {"database": database, "broker": broker, "tables": tables_check(), "tails": tails_check()}
     ok = all(v == OK for v in checks.values())
     body: dict[str, Any] = {"status": "ready" if ok else "not ready", "checks": checks}
     recovery = worker_consumer.recovery_progress()

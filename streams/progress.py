@@ -35,16 +35,15 @@ committed offset is past it (tables.faust_adapter.FaustConsumer.keep_aligned), s
 at once.
 
 Transactions: the API writes publishes in Kafka transactions (api/publisher.py) and the consumer
-reads committed records only, so every transaction leaves one offset with no record (its commit
-marker) in each partition it wrote, after its last record there. A seek back for each would cost
-a round trip per transaction. Each such record carries a ``tx`` header ``{index}/{count}``
-(app/kafka/records.py); when the agent applies the last one of its transaction in the partition, one
-marker is owed there. A jump of ``k`` offsets with ``k`` at most the markers owed is passed at
-once (``owed -= k``): the markers follow their transaction's last record, and a record lost to
-the consumer would not be one of them. Any other jump (an aborted transaction's records and its
-marker, a real loss) takes the seek-back path above. The count is stored with the next offset
-(``offset/owed``), so a worker that takes the partition over, or restarts, passes the markers owed
-without a seek too.
+reads committed records only, so each transaction leaves an offset with no record (its commit
+marker) in each partition it wrote, and an aborted one leaves its records and its abort marker
+unread. A seek back for each would cost a round trip per transaction. The fetcher sees those
+offsets go by (it skips the control and aborted batches) and records them
+(tables/offset_ranges.py, tables/faust_patches.py 8): a jump whose every offset the fetcher skipped
+is passed at once. Nothing else is: a marker is written when its transaction commits, after
+whatever other producers appended meanwhile, so counting the markers a transaction owes (the rule
+before this one) passed a lost record that came between a transaction's last record and its marker.
+The stored value keeps its old form (``offset`` or ``offset/owed``); the count is no longer read.
 """
 
 from __future__ import annotations
@@ -56,7 +55,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from app.kafka.records import closes_transaction
 from app.observability import metrics
 from streams.dead_letter import send_dead_letter
 from tables.codecs import PROGRESS_KEY, dump_progress
@@ -93,13 +91,17 @@ class PartitionProgress:
     """The next offset per source partition of one agent, within one consumer generation (a new
     generation reads each partition's offset from the table again)."""
 
-    def __init__(self, stage: str, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        stage: str,
+        non_records: Callable[[int, int, int], bool] = lambda _partition, _start, _end: False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stage = stage
+        self.non_records = non_records  # (partition, start, end): the fetcher skipped every offset of [start, end)
         self.clock = clock
         self.next: dict[int, int | None] = {}
         self.applied: dict[int, int | None] = {}  # ``next`` as of the last batch whose states were written
-        self.owed: dict[int, int] = {}  # commit markers expected after applied records, per partition
-        self.owed_applied: dict[int, int] = {}  # ``owed`` as of the last batch whose states were written
         self.holes: dict[int, Hole] = {}
         self.generation: object = _UNKNOWN
         self.touched: dict[int, Any] = {}  # partition → the batch's last applied event of it
@@ -110,31 +112,25 @@ class PartitionProgress:
         failed before its states were written leaves no trace (its records come again)."""
         if generation != self.generation:
             self.applied.clear()
-            self.owed_applied.clear()
             self.holes.clear()
             self.generation = generation
         self.next = dict(self.applied)
-        self.owed = dict(self.owed_applied)
         self.touched = {}
         self.skipped = 0
 
     def batch_written(self) -> None:
         """The batch's states and markers are stored: its offsets count as applied."""
         self.applied = dict(self.next)
-        self.owed_applied = dict(self.owed)
 
     def admit(self, event: Any, load: Callable[[], int | tuple[int, int] | None]) -> Admit:
         """What to do with ``event``; ``load`` reads the partition's stored next offset, or the next
-        offset and the commit markers owed (called once per partition and generation, with the
-        event's partition current)."""
+        offset and the (no longer read) commit markers owed (called once per partition and
+        generation, with the event's partition current)."""
         partition, offset = event.message.partition, event.message.offset
         nxt = self.next.get(partition, _UNKNOWN)
         if nxt is _UNKNOWN:
             stored = load()
-            if isinstance(stored, tuple):
-                nxt, self.owed[partition] = stored
-            else:
-                nxt = stored
+            nxt = stored[0] if isinstance(stored, tuple) else stored
             self.next[partition] = nxt
         assert nxt is None or isinstance(nxt, int)
         if nxt is not None and offset < nxt:
@@ -152,11 +148,12 @@ class PartitionProgress:
                 )
                 del self.holes[partition]
             return self._apply(event, partition, offset)
-        # offset > nxt: the records from nxt did not come, or nxt..offset-1 are commit markers
-        owed = self.owed.get(partition, 0)
-        if hole is None and offset - nxt <= owed:
-            self.owed[partition] = owed - (offset - nxt)
+        # offset > nxt: the records from nxt did not come, or nxt..offset-1 hold none (markers, aborted)
+        if self.non_records(partition, nxt, offset):
             metrics.OFFSET_MARKERS.labels(self.stage).inc(offset - nxt)
+            if hole is not None:
+                log.info("%s: partition %d: offsets %d..%d hold no record", self.stage, partition, nxt, offset - 1)
+                del self.holes[partition]
             return self._apply(event, partition, offset)
         if hole is None:
             self.holes[partition] = Hole(nxt, offset)
@@ -170,13 +167,12 @@ class PartitionProgress:
                 offset,
             )
             return Admit.DROP
-        unexplained = offset - nxt > owed  # more offsets than the commit markers owed
-        once_more = unexplained and hole.first_after_seek != offset and hole.seeks < MAX_SEEKS
+        once_more = hole.first_after_seek != offset and hole.seeks < MAX_SEEKS
         if hole.sought and offset <= hole.seen and once_more:
             # The first record after the seek is past ``nxt``: the broker has none in between, or
             # records fetched before the seek moved Faust's read offset past those fetched again
             # (it drops them as read: test_scaling lost two records so). Seek once more: the same
-            # record first after two seeks decides (the markers owed explain a short jump at once).
+            # record first after two seeks decides (offsets the fetcher skipped are passed at once).
             hole.first_after_seek, hole.sought = offset, False
             return Admit.DROP
         if hole.sought and offset <= hole.seen:
@@ -184,7 +180,6 @@ class PartitionProgress:
             metrics.OFFSET_HOLES.labels(self.stage).inc(offset - nxt)
             log.info("%s: partition %d: offsets %d..%d hold no record", self.stage, partition, nxt, offset - 1)
             del self.holes[partition]
-            self.owed[partition] = max(0, owed - (offset - nxt))  # some of them may have been markers owed
             return self._apply(event, partition, offset)
         if hole.sought and self.clock() - hole.since > RESEEK_AFTER_S:
             if hole.seeks >= MAX_SEEKS:
@@ -211,16 +206,11 @@ class PartitionProgress:
     def _apply(self, event: Any, partition: int, offset: int) -> Admit:
         self.next[partition] = offset + 1
         self.touched[partition] = event
-        if closes_transaction(getattr(event.message, "headers", None)):
-            self.owed[partition] = self.owed.get(partition, 0) + 1
         return Admit.APPLY
 
     def markers(self) -> list[tuple[Any, bytes, bytes]]:
         """``(event, key, value)`` of each partition's new next offset, to write with the states."""
-        return [
-            (event, PROGRESS_KEY, dump_progress(self.next[p] or 0, self.owed.get(p, 0)))
-            for p, event in self.touched.items()
-        ]
+        return [(event, PROGRESS_KEY, dump_progress(self.next[p] or 0)) for p, event in self.touched.items()]
 
     def seeks_due(self) -> dict[int, int]:
         """Partitions to send back, and where to: each hole not yet asked for again. Marks them asked."""
@@ -237,7 +227,6 @@ class PartitionProgress:
         """The partition left this worker (a seek found it unassigned)."""
         self.holes.pop(partition, None)
         self.next.pop(partition, None)
-        self.owed.pop(partition, None)
 
 
 def applicable(stage: str, events: list[Any], topic: Any, consumer: SourceConsumer = source) -> list[Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
@@ -21,14 +22,69 @@ from app.kafka.records import decode
 from app.kafka.security import client_args
 from app.kafka.topics import ACTIONS, retry_topics
 from app.settings import Settings
+from streams.tail_watch import CHECK_EVERY_S, TailWatch, Watched
 
 log = logging.getLogger(__name__)
+
+
+class RetryTailView:
+    """streams.tail_watch.TailView on the scheduler's consumer: a partition paused until its head
+    record is due is not behind, and nothing is in flight between two steps."""
+
+    def __init__(self, scheduler: RetryScheduler, consumer: AIOKafkaConsumer) -> None:
+        self.scheduler, self.consumer = scheduler, consumer
+
+    def generation(self) -> int:
+        return hash(frozenset(self.consumer.assignment()))
+
+    def recovering(self) -> bool:
+        return False
+
+    def held(self, topic: str) -> list[int]:
+        paused = self.scheduler.paused
+        return sorted(tp.partition for tp in self.consumer.assignment() if tp.topic == topic and tp not in paused)
+
+    async def stable_ends(self, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        ends = await self.consumer.end_offsets([TopicPartition(t, p) for t, p in tps])
+        return {(tp.topic, tp.partition): offset for tp, offset in ends.items()}
+
+    def in_flight(self, topic: str, partition: int) -> bool:
+        return False
+
+    def non_records(self, topic: str, partition: int, start: int, end: int) -> bool:
+        return False  # written without transactions: every offset holds a record
+
+    def describe(self, topic: str, partition: int) -> str:
+        return f"committed {self.scheduler.committed.get(TopicPartition(topic, partition))}"
+
+    async def seek(self, topic: str, partition: int, offset: int) -> bool:
+        tp = TopicPartition(topic, partition)
+        if tp not in self.consumer.assignment():
+            return False
+        self.consumer.seek(tp, offset)
+        return True
+
+    def watch(self, topics: list[str]) -> TailWatch:
+        async def applied(topic: str, partition: int) -> int | None:
+            tp = TopicPartition(topic, partition)
+            if tp not in self.scheduler.committed:
+                committed = await self.consumer.committed(tp)
+                if committed is None:
+                    return None  # nothing forwarded yet: aiokafka starts from the earliest record
+                self.scheduler.committed[tp] = committed
+            return self.scheduler.committed[tp]
+
+        def watched(topic: str) -> Watched:
+            return Watched("retries", topic, lambda partition: applied(topic, partition))
+
+        return TailWatch(self, [watched(topic) for topic in topics])
 
 
 class RetryScheduler:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.paused: dict[TopicPartition, float] = {}  # partition → when its head record is due
+        self.committed: dict[TopicPartition, int] = {}  # partition → the offset last committed here
 
     async def run(self) -> None:
         s = self.settings
@@ -56,8 +112,12 @@ class RetryScheduler:
         # unclosed is reported by aiokafka as the ERROR "Unclosed AIOKafkaConsumer" when collected
         try:
             await consumer.start()
+            watch, checked = RetryTailView(self, consumer).watch(topics), time.monotonic()
             while True:
                 await self.step(consumer, producer)
+                if time.monotonic() - checked >= CHECK_EVERY_S:
+                    await watch.check()
+                    checked = time.monotonic()
         finally:
             await consumer.stop()
 
@@ -88,6 +148,7 @@ class RetryScheduler:
             await asyncio.gather(*pending)
         if commits:
             await consumer.commit(commits)
+            self.committed.update(commits)
 
     @staticmethod
     def _due(record: ConsumerRecord[bytes, bytes]) -> float:

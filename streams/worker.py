@@ -14,6 +14,8 @@ from app.observability.logthrottle import throttle_library_logs
 from streams import actions, control, idempotency, ops, sinks
 from streams.resources import resources
 from streams.retry import RetryScheduler
+from streams.tail_watch import run_forever
+from streams.tails import tail_watch
 
 AGENTS = (
     control.control,
@@ -27,6 +29,12 @@ AGENTS = (
 TIMERS = (control.auto_resolve_ticks,)
 PAGES = (ops.healthz, ops.readyz, ops.prometheus_metrics)
 log = logging.getLogger(__name__)
+
+
+@app.task  # type: ignore[untyped-decorator]  # faust ships no type hints
+async def watch_the_tails() -> None:
+    """Every source partition applied up to its last stable offset within seconds (streams/tail_watch.py)."""
+    await run_forever(tail_watch)
 
 
 @app.task  # type: ignore[untyped-decorator]  # faust ships no type hints

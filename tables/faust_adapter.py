@@ -14,7 +14,7 @@ import logging
 import time
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import rocksdict
@@ -186,6 +186,10 @@ class FaustConsumer:
             return False
         return True
 
+    def non_records_of(self, source: Any) -> Callable[[int, int, int], bool]:
+        name = source.get_topic_name()
+        return lambda partition, start, end: faust_patches.non_records.covers((name, partition), start, end)
+
     def lag(self) -> Iterable[tuple[Any, int]]:
         """``(tp, records not read yet)`` per assigned partition of the topics the agents consume:
         high watermark minus next read. Not the tables' changelogs: the consumer holds their
@@ -216,6 +220,76 @@ class FaustConsumer:
     def recovery_progress(self) -> RecoveryProgress | None:
         """The current or last table recovery's progress (None before the first one knows its offsets)."""
         return recovery_watch.progress()
+
+
+class FaustTailView:
+    """streams.tail_watch.TailView on the worker's Faust consumer."""
+
+    def generation(self) -> int:
+        return consumer.generation()
+
+    def recovering(self) -> bool:
+        return bool(app.rebalancing) or consumer.recovering()
+
+    def held(self, topic: str) -> Sequence[int]:
+        assigned = app.consumer.assignment()
+        return sorted(tp.partition for tp in app.assignor.assigned_actives() if tp.topic == topic and tp in assigned)
+
+    async def stable_ends(self, tps: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        # aiokafka's end_offsets with the consumer's read_committed isolation (faust_patches 1): the LSO
+        ends = await asyncio.wait_for(app.consumer.highwaters(*(TP(t, p) for t, p in tps)), TAIL_REQUEST_TIMEOUT_S)
+        return {(tp.topic, tp.partition): offset for tp, offset in ends.items() if offset is not None}
+
+    def in_flight(self, topic: str, partition: int) -> bool:
+        """Handed to an agent and not acknowledged, waiting in an agent's channel, or fetched by
+        aiokafka and not yet handed over."""
+        tp = TP(topic, partition)
+        faust_consumer = _faust.consumer
+        if any(m.tp == tp for m in list(faust_consumer._unacked_messages)):
+            return True
+        for channel in list(_faust.topics._tp_index.get(tp, ())):
+            queue = getattr(channel, "_queue", None)
+            waiting = list(queue._queue) if queue is not None else []
+            if any(getattr(getattr(event, "message", None), "tp", None) == tp for event in waiting):
+                return True
+        fetcher = getattr(faust_consumer._thread._consumer, "_fetcher", None)
+        return fetcher is not None and tp in getattr(fetcher, "_records", {})
+
+    def non_records(self, topic: str, partition: int, start: int, end: int) -> bool:
+        return faust_patches.non_records.covers((topic, partition), start, end)
+
+    def committed(self, topic: str, partition: int) -> int | None:
+        """The consumer's committed offset (the next one to read after a restart), None if unknown."""
+        offset: int | None = _faust.consumer._committed_offset.get(TP(topic, partition))
+        return offset
+
+    def describe(self, topic: str, partition: int) -> str:
+        tp = TP(topic, partition)
+        faust_consumer = _faust.consumer
+        position: Any = "?"
+        try:
+            assignment = faust_consumer._thread._consumer._subscription.subscription.assignment
+            position = assignment.state_value(tp).position
+        except AttributeError:  # not assigned any more, or no subscription: say so, do not guess
+            position = "none"
+        return (
+            f"committed {faust_consumer._committed_offset.get(tp)}, read {faust_consumer._read_offset.get(tp)}, "
+            f"fetch position {position}, paused {tp in faust_consumer._paused_partitions}, "
+            f"acknowledged {sorted(faust_consumer._acked.get(tp, ()))[:5]}"
+        )
+
+    async def seek(self, topic: str, partition: int, offset: int) -> bool:
+        tp = TP(topic, partition)
+        if tp not in app.consumer.assignment():
+            return False
+        try:
+            await app.consumer.seek_wait({tp: offset})
+        except IllegalStateError:  # revoked between the check and the seek
+            return False
+        return True
+
+
+TAIL_REQUEST_TIMEOUT_S = 10.0
 
 
 class RecoveryWatch:
@@ -295,3 +369,4 @@ def _offset(value: int | None) -> int:
 recovery_watch = RecoveryWatch(settings.worker_recovery_log_seconds)
 faust_patches.observe_recovery(recovery_watch)
 consumer = FaustConsumer()
+tail_view = FaustTailView()

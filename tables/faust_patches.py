@@ -76,6 +76,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
+from aiokafka.consumer import fetcher as aiokafka_fetcher
 from faust.stores import rocksdb as faust_rocksdb
 from faust.tables import manager as faust_manager
 from faust.tables import recovery as faust_recovery
@@ -85,6 +86,7 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 from app.kafka import topics
 from app.observability import metrics
 from app.settings import Settings
+from tables.offset_ranges import OffsetRanges
 
 log = logging.getLogger(__name__)
 STALL_SECONDS = 10.0
@@ -106,6 +108,7 @@ def install(settings: Settings) -> None:
     _stream_timeout_since_assignment()
     _local_store_never_goes_back()
     _quiet_while_recovering()
+    _note_skipped_offsets({settings.topic(name) for name in topics.TRANSACTIONAL})
 
 
 def _short_fetch_wait(settings: Settings) -> None:
@@ -473,3 +476,35 @@ def _local_store_never_goes_back() -> None:
             apply(self, newer, to_key, to_value)
 
     store_class.apply_changelog_batch = apply_newer  # type: ignore[method-assign]
+
+
+non_records = OffsetRanges()  # 8: keyed by (topic, partition)
+
+
+def note_skips(records: Iterable[Any], key: Any, fetch_offset: int, next_offset: Callable[[], int]) -> Iterable[Any]:
+    """8: yield ``records`` (of one partition, fetched from ``fetch_offset``), noting in ``non_records``
+    each offset range passed without a record before the record after it, and at the end the range up
+    to ``next_offset()`` (where the fetcher goes on from)."""
+    expected = fetch_offset
+    for record in records:
+        if record.offset > expected:
+            non_records.add(key, expected, record.offset)
+        expected = record.offset + 1
+        yield record
+    end = next_offset()
+    if end > expected:
+        non_records.add(key, expected, end)
+
+
+def _note_skipped_offsets(watched: set[str]) -> None:
+    records_class = aiokafka_fetcher.PartitionRecords
+    unpack: Any = records_class._unpack_records
+
+    def unpack_noting_skips(self: Any) -> Iterable[Any]:
+        tp = self._tp
+        if tp.topic not in watched:
+            return unpack(self)  # type: ignore[no-any-return]
+        key, start = (tp.topic, tp.partition), self.next_fetch_offset
+        return note_skips(unpack(self), key, start, lambda: self.next_fetch_offset)
+
+    records_class._unpack_records = unpack_noting_skips

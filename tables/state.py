@@ -9,7 +9,7 @@ in hand, and a batch's writes are stored together, changelog first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -37,7 +37,8 @@ class PartitionState(Protocol):
 
     def progress(self) -> tuple[int, int] | None:
         """The next source offset the current partition must apply and the commit markers owed
-        before it (streams/progress.py); None if never written."""
+        before it (written by earlier versions, no longer read: streams/progress.py); None if never
+        written."""
         ...
 
     def progress_of(self, partition: int) -> tuple[int, int] | None:
@@ -66,6 +67,11 @@ class SourceConsumer(Protocol):
 
     def applying(self) -> AbstractAsyncContextManager[None]:
         """Around a batch that reads and writes the tables: a recovery starts only once none runs."""
+        ...
+
+    def non_records_of(self, source: Any) -> Callable[[int, int, int], bool]:
+        """``(partition, start, end)`` → whether the fetcher skipped every offset of ``[start, end)`` of
+        ``source`` (a topic) as a transaction marker or an aborted record (tables/offset_ranges.py)."""
         ...
 
     async def seek_back(self, source: Any, partition: int, offset: int) -> bool:

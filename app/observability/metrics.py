@@ -90,7 +90,7 @@ PUBLISH_TRANSACTIONS = Counter(
 )
 OFFSET_MARKERS = Counter(
     "tocsin_offset_markers",
-    "Offsets passed without a seek as commit markers of transactions whose last record the agent applied",
+    "Offsets passed without a seek: the fetcher skipped them as transaction markers or aborted records",
     ["stage"],
     registry=REGISTRY,
 )
@@ -159,6 +159,20 @@ OFFSET_HOLES = Counter(
 CHANGELOG_RECORDS_PASSED = Counter(
     "tocsin_changelog_records_passed",
     "Changelog records a table's recovery read again at or below the offset its local store holds, not applied",
+    registry=REGISTRY,
+)
+TAIL_REFETCHES = Counter(
+    "tocsin_tail_refetches",
+    "Source partitions whose applied offset stayed behind the last stable offset with nothing in flight, "
+    "by stage and outcome: sought (fetched again from the applied offset), recovered (records came and "
+    "were applied), empty (the offsets held no record), stuck (still behind after every retry: an ERROR)",
+    ["stage", "outcome"],
+    registry=REGISTRY,
+)
+TAIL_STUCK = Gauge(
+    "tocsin_tail_stuck_partitions",
+    "Source partitions this worker holds whose applied offset cannot reach the last stable offset (/readyz fails)",
+    ["stage"],
     registry=REGISTRY,
 )
 HELD_BACK_RECORDS = Counter(

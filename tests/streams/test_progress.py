@@ -12,6 +12,7 @@ import pytest
 from app.observability import metrics
 from streams.progress import MAX_SEEKS, RESEEK_AFTER_S, PartitionProgress, applicable
 from tables.codecs import PROGRESS_KEY, dump_progress, load_progress, load_progress_state
+from tables.offset_ranges import OffsetRanges
 
 
 def _event(partition: int, offset: int) -> Any:
@@ -153,8 +154,10 @@ def test_records_that_never_come_back_are_given_up_as_lost_after_bounded_seeks(
     assert f"records 50..{100 + MAX_SEEKS - 1} are lost: {MAX_SEEKS} seeks back to 50" in caplog.text
 
 
-# Transactions: the API stamps each record with ``tx = {index}/{count}`` (its place among the
-# transaction's records in its partition); after the last one the partition holds a commit marker.
+# Transactions: a committed transaction leaves a commit marker in each partition it wrote, an aborted
+# one its records and an abort marker; a read_committed consumer gets none of them, and the fetcher
+# notes the offsets it passed over (tables/offset_ranges.py). The API stamps each record with
+# ``tx = {index}/{count}``; the agents no longer read it.
 
 
 def _tx(partition: int, offset: int, index: int, count: int) -> Any:
@@ -166,13 +169,20 @@ def _admit(progress: PartitionProgress, events: list[Any], stored: dict[int, int
     return [progress.admit(e, lambda p=e.message.partition: stored.get(p)).value for e in events]  # type: ignore[misc]
 
 
-def test_commit_markers_after_a_transactions_last_record_are_passed_without_a_seek() -> None:
-    progress = PartitionProgress("t-markers")
+def _skipping(stage: str, ranges: OffsetRanges, clock: Clock | None = None) -> PartitionProgress:
+    return PartitionProgress(stage, ranges.covers, **({"clock": clock} if clock else {}))
+
+
+def test_offsets_the_fetcher_skipped_are_passed_without_a_seek() -> None:
+    ranges = OffsetRanges()
+    progress = _skipping("t-markers", ranges)
     progress.start_batch(1)
     passed = _sample("tocsin_offset_markers_total", stage="t-markers")
     refetches = _sample("tocsin_offset_refetches_total", stage="t-markers")
-    # transaction A: offsets 10, 11 (marker 12); B: 13 (marker 14); C: 15, 16 with D's 17 between
-    # (two producers), then markers 18 (C) and 19 (D); E at 20 (marker 21); a record of no transaction at 22
+    # A: 10, 11 (marker 12); B: 13 (marker 14); C: 15, 16 with D's 17 between (two producers), then
+    # markers 18 (C) and 19 (D); E at 20 (marker 21); a record of no transaction at 22
+    for marker in (12, 14, 18, 19, 21):
+        ranges.add(0, marker, marker + 1)
     events = [
         _tx(0, 10, 0, 2),
         _tx(0, 11, 1, 2),
@@ -186,76 +196,54 @@ def test_commit_markers_after_a_transactions_last_record_are_passed_without_a_se
     assert _admit(progress, events, {0: 10}) == ["apply"] * 8
     assert progress.seeks_due() == {}
     assert progress.next[0] == 23
-    assert progress.owed[0] == 0
     assert _sample("tocsin_offset_markers_total", stage="t-markers") == passed + 5
     assert _sample("tocsin_offset_refetches_total", stage="t-markers") == refetches
 
 
-def test_a_jump_past_the_markers_owed_is_fetched_again() -> None:
-    """An aborted transaction (records and marker) or a loss: more offsets than markers owed."""
-    progress = PartitionProgress("t-markers-more", clock=Clock())
+def test_a_jump_the_fetcher_did_not_pass_over_is_fetched_again() -> None:
+    """A record lost to the agent, or markers of a fetch another worker made: fetched again, and
+    what the fetcher passes over then is known."""
+    ranges = OffsetRanges()
+    progress = _skipping("t-markers-more", ranges, Clock())
     progress.start_batch(1)
-    # 10 closes a transaction: one marker owed (11); the record at 12 did not reach the agent, 13 did:
-    # a jump of two offsets with one marker owed
     assert _admit(progress, [_tx(0, 10, 0, 1), _tx(0, 13, 0, 1)], {0: 10}) == ["apply", "drop"]
     assert progress.seeks_due() == {0: 11}
     progress.batch_written()
     progress.start_batch(1)
-    # the seek brings 12 (the lost record came back; 11 holds no record): applied, then 13
+    ranges.add(0, 11, 12)  # the fetch from 11 passed over the marker at 11, then brought 12 and 13
     assert _admit(progress, [_event(0, 12), _tx(0, 13, 0, 1)], {}) == ["apply", "apply"]
-    assert progress.next[0] == 14
+    assert progress.next[0] == 14 and not progress.holes
 
 
-def test_an_aborted_transaction_is_a_confirmed_hole() -> None:
-    progress = PartitionProgress("t-markers-abort", clock=Clock())
+def test_an_aborted_transaction_passed_over_by_the_fetch_again_ends_the_hole() -> None:
+    ranges = OffsetRanges()
+    progress = _skipping("t-markers-abort", ranges, Clock())
     progress.start_batch(1)
-    holes = _sample("tocsin_offset_holes_total", stage="t-markers-abort")
     # 10 committed (marker 11), aborted records 12-13 and their marker 14, then 15
     assert _admit(progress, [_tx(0, 10, 0, 1), _tx(0, 15, 0, 1)], {0: 10}) == ["apply", "drop"]
     assert progress.seeks_due() == {0: 11}
     progress.batch_written()
     progress.start_batch(1)
-    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["drop"]  # first after the seek: once more
-    assert progress.seeks_due() == {0: 11}
-    progress.batch_written()
-    progress.start_batch(1)
-    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["apply"]  # again: the broker has nothing before 15
-    assert _sample("tocsin_offset_holes_total", stage="t-markers-abort") == holes + 4
-    assert progress.owed[0] == 1  # 15's own marker; 10's was in the hole
-    assert _admit(progress, [_event(0, 17)], {}) == ["apply"]
+    ranges.add(0, 11, 15)  # the fetch again passed over 11..14
+    assert _admit(progress, [_tx(0, 15, 0, 1)], {}) == ["apply"]
+    assert progress.seeks_due() == {} and not progress.holes
 
 
-def test_records_not_last_of_their_transaction_owe_no_marker() -> None:
-    progress = PartitionProgress("t-markers-none", clock=Clock())
+def test_a_stored_count_of_markers_owed_is_no_longer_trusted() -> None:
+    """Values written by the counting rule (``offset/owed``) are read for their offset only."""
+    progress = _skipping("t-markers-stored", OffsetRanges(), Clock())
     progress.start_batch(1)
-    assert _admit(progress, [_tx(0, 10, 0, 3), _tx(0, 11, 1, 3), _tx(0, 13, 2, 3)], {0: 10}) == [
-        "apply",
-        "apply",
-        "drop",
-    ]
-    unreadable = SimpleNamespace(message=SimpleNamespace(partition=1, offset=5, headers=[("tx", b"x")]))
-    assert _admit(progress, [unreadable, _event(1, 7)], {1: 5}) == ["apply", "drop"]
+    assert _admit(progress, [_event(0, 15)], {0: (14, 1)}) == ["drop"]  # type: ignore[dict-item]
+    assert progress.seeks_due() == {0: 14}
+    (stored,) = [v for _e, k, v in _written(progress, [_event(0, 14)]) if k == PROGRESS_KEY]
+    assert load_progress_state(stored) == (15, 0), "no count of markers is written any more"
 
 
-def test_owed_markers_follow_the_batch_and_the_generation() -> None:
-    progress = PartitionProgress("t-markers-batch", clock=Clock())
-    progress.start_batch(1)
-    assert _admit(progress, [_tx(0, 10, 0, 1)], {0: 10}) == ["apply"]
-    progress.start_batch(1)  # the attempt failed before its states were written: 10 comes again
-    assert progress.owed.get(0, 0) == 0
-    assert _admit(progress, [_tx(0, 10, 0, 1)], {0: 10}) == ["apply"]
+def _written(progress: PartitionProgress, events: list[Any]) -> list[tuple[Any, bytes, bytes]]:
     progress.batch_written()
     progress.start_batch(1)
-    assert _admit(progress, [_event(0, 12)], {}) == ["apply"]  # the marker at 11
-    progress.batch_written()
-    assert _admit(progress, [_tx(0, 13, 0, 1)], {}) == ["apply"]
-    (stored,) = [v for _e, k, v in progress.markers() if k == PROGRESS_KEY]
-    assert load_progress_state(stored) == (14, 1), "the marker owed is stored with the next offset"
-    progress.batch_written()
-    progress.start_batch(2)  # a new generation (a restart, a rebalance) reads both again
-    assert _admit(progress, [_event(0, 15)], {0: (14, 1)}) == ["apply"]  # type: ignore[dict-item]
-    progress.start_batch(3)
-    assert _admit(progress, [_event(0, 15)], {0: 14}) == ["drop"], "a value stored without markers owes none"
+    assert _admit(progress, events, {}) == ["apply"] * len(events)
+    return progress.markers()
 
 
 def test_the_progress_value_keeps_its_old_form_without_markers() -> None:
@@ -317,3 +305,15 @@ def test_records_of_a_partition_another_worker_holds_are_not_applied(caplog: pyt
         kept = applicable("t-gone", events, "publish", Consumer(recovering=False, active={0, 4}))
     assert kept == [events[0], events[2], events[3]]
     assert "1 records of partitions [3] left" in caplog.text
+
+
+def test_a_lost_record_before_a_late_commit_marker_is_fetched_again() -> None:
+    """A transaction's commit marker need not follow its last record: a record of another producer (a
+    publish written without a transaction, another lane's transaction) may come between them. A
+    jump over a record that did not reach the agent is never taken for a marker nobody saw."""
+    progress = PartitionProgress("t-late-marker", clock=Clock())
+    progress.start_batch(1)
+    # 10 closes transaction A; 11 (a publish of no transaction) does not reach the agent; 12 does;
+    # A's commit marker is at 13, after them
+    assert _admit(progress, [_tx(0, 10, 0, 1), _event(0, 12)], {0: 10}) == ["apply", "drop"]
+    assert progress.seeks_due() == {0: 11}
