@@ -80,9 +80,16 @@ class Settings(BaseSettings):
     # Tracing (app/observability/tracing.py): OTLP/HTTP base URL (spans go to {url}/v1/traces); empty:
     # the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, else tracing is off.
     otlp_endpoint: str = ""
-    # The share of publishes the API starts a trace for (a caller's traceparent is always continued);
+    # The share of publishes the API traces (a caller's traceparent decides only when trusted, below);
     # the worker traces only events that arrive with one. Decided before any span work.
     trace_sample_ratio: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Whether a caller's traceparent is continued and its sampled flag obeyed. False: anyone can send
+    # one, so it is only linked from a trace of ours, which the ratio above decides (docs/tracing.md).
+    trace_trust_callers: bool = Field(
+        default=False,
+        description="continue a caller's W3C traceparent and obey its sampled flag (callers inside your own "
+        "tracing); false: the sample ratio decides, and a traced publish's span links the caller's trace",
+    )
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     # Input limits (422 VAL-001 with the failing field in details; see app/domain/limits.py).
     max_publish_data_bytes: int = Field(default=64 * 1024, ge=2, le=16 * 1024 * 1024)

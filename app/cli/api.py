@@ -17,7 +17,10 @@ def cmd_api(settings: Settings) -> None:
     from app.observability.logthrottle import throttle_library_logs
 
     throttle_library_logs()
-    tracing.setup(settings.otlp_endpoint, settings.trace_sample_ratio, "api")  # nothing without an OTLP endpoint
+    # nothing without an OTLP endpoint
+    tracing.setup(
+        settings.otlp_endpoint, settings.trace_sample_ratio, "api", trust_callers=settings.trace_trust_callers
+    )
     app = create_app(settings, signing_keys(settings))  # a bad key stops here, before anything starts
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.

@@ -197,6 +197,15 @@ def encoded_ids(trace_id: int, span_id: int, trace_state: str, parent_span_id: i
     return ids
 
 
+def link_field(trace_id: int, span_id: int) -> bytes:
+    """The encoded ``Span.links`` element of a link to a caller's (remote) span, as the SDK's encoder
+    writes it: its trace and span ids, and flags saying the context is remote (no trace state,
+    no attributes). Kept after a span's :func:`encoded_ids` (fields go in any order)."""
+    flags = FLAGS_HAS_IS_REMOTE | FLAGS_IS_REMOTE
+    ids = _IDS.pack(0x0A, 16, trace_id >> 64, trace_id & _M64, 0x12, 8, span_id)
+    return b"\x6a%c%b\x35%b" % (len(ids) + 5, ids, flags.to_bytes(4, "little"))
+
+
 STATUS_CODE = "http.response.status_code"  # the attribute every publish span ends with
 EVENT_ID = "tocsin.event_id"  # the accepted publish's
 

@@ -49,6 +49,9 @@ enabled = False  # read on every hot path: False costs one global lookup
 _tracer: Any = None
 _provider: Any = None
 _ratio = 1.0  # TOCSIN_TRACE_SAMPLE_RATIO
+# TOCSIN_TRACE_TRUST_CALLERS: False, a caller's traceparent is linked, never obeyed (anyone may send
+# one: its sampled flag would switch tracing on in the API and every worker, whatever the ratio)
+_trust_callers = False
 _batcher: Any = None  # the API's span_export.SpanBatcher
 SCOPE = "tocsin"  # the instrumentation scope of every span
 
@@ -67,11 +70,12 @@ def endpoint(otlp_endpoint: str, environ: Mapping[str, str] = os.environ) -> str
     return None
 
 
-def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
+def setup(otlp_endpoint: str, sample_ratio: float, service: str, *, trust_callers: bool = False) -> bool:
     """Export this process's spans when an endpoint is set (:func:`endpoint`), starting a trace for
     ``sample_ratio`` of the publishes (:func:`traced`); whether it is on. The service name is
-    ``OTEL_SERVICE_NAME`` or ``tocsin-<service>``."""
-    global enabled, _tracer, _provider, _ratio, _batcher
+    ``OTEL_SERVICE_NAME`` or ``tocsin-<service>``. ``trust_callers``: a caller's traceparent is
+    continued and its sampled flag obeyed (:func:`publish_span`), else only linked."""
+    global enabled, _tracer, _provider, _ratio, _batcher, _trust_callers
     url = endpoint(otlp_endpoint)
     if url is None:
         return False
@@ -89,7 +93,7 @@ def setup(otlp_endpoint: str, sample_ratio: float, service: str) -> bool:
     # warning line per request (anyone can send one).
     for logger in ("opentelemetry.trace.propagation.tracecontext", "opentelemetry.trace.span"):
         logging.getLogger(logger).setLevel(logging.ERROR)
-    _ratio, enabled = sample_ratio, True
+    _ratio, _trust_callers, enabled = sample_ratio, trust_callers, True
     if service == "api":
         # Its publish spans (PublishSpan) skip the SDK (app/observability/span_export.py), and it
         # installs no SDK provider: FastAPI's own spans of the other routes stay non-recording.
@@ -167,25 +171,41 @@ def publish_span(
     topic: str,
 ) -> PublishSpan | None:
     """The started span of a publish request (single or batch), or None when tracing is off or
-    this request is not traced (:func:`traced`); the caller ends it with the request's status."""
+    this request is not traced (:func:`traced`); the caller ends it with the request's status.
+
+    A caller's trace (its ``traceparent``) is continued, and its sampled flag obeyed, only when the
+    operator trusts the callers (TOCSIN_TRACE_TRUST_CALLERS). Else the sampling decision is ours
+    (TOCSIN_TRACE_SAMPLE_RATIO): untraced, the record has no trace header and no worker traces it;
+    traced, the span starts a trace of ours that links the caller's span."""
     if not enabled:
         return None
     parent = caller_parent(traceparents, tracestates) if traceparents is not None else None
+    if parent is not None and not _trust_callers:
+        if not traced(None):
+            return None
+        span = server_span(name, route, None, org_id, topic)
+        span.link(parent)
+        return span.start()
     if not traced(parent):
         return None
     return server_span(name, route, parent, org_id, topic).start()
 
 
+def trusts_callers() -> bool:
+    """Whether a caller's traceparent is obeyed (TOCSIN_TRACE_TRUST_CALLERS), not only linked."""
+    return _trust_callers
+
+
 def shutdown() -> None:
     """Export what is left and stop (tests; a process exiting does it by itself)."""
-    global enabled, _tracer, _provider, _batcher
+    global enabled, _tracer, _provider, _batcher, _trust_callers
     if _batcher is not None:
         atexit.unregister(_batcher.shutdown)
         _batcher.shutdown()
         set_sink(None)
     if _provider is not None:
         _provider.shutdown()
-    _provider, _tracer, _batcher, enabled = None, None, None, False
+    _provider, _tracer, _batcher, enabled, _trust_callers = None, None, None, False, False
 
 
 @functools.cache
@@ -412,6 +432,12 @@ class PublishSpan:
     def span_id(self) -> int:
         """Its span id, read from its encoded ids."""
         return int.from_bytes(self.ids[span_export.SPAN_ID_AT])
+
+    def link(self, caller: Parent) -> None:
+        """Record a link to the caller's span (its trace id and span id, as the SDK's encoder writes a
+        remote link), in a span that starts a trace of ours; before it ends."""
+        trace_id, span_id, _flags, _state = caller
+        self.ids += span_export.link_field(trace_id, span_id)
 
     def start(self) -> PublishSpan:
         """Make it the current publish span of this task (its record headers) and the trace of the

@@ -144,6 +144,9 @@ def test_one_trace_from_the_publish_request_to_the_decision_the_webhook_and_the_
             "OTEL_BSP_SCHEDULE_DELAY": "100",  # export every 0.1 s, not 5 s
             "TOCSIN_ACCESS_LOG": "true",
             "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
+            # the callers' traces below are continued: callers the operator trusts (by default a
+            # caller's trace is only linked, tests/unit/test_caller_traces.py)
+            "TOCSIN_TRACE_TRUST_CALLERS": "true",
         }
         stack = stack_factory(extra_env=env).start()
         with stack.client() as client:
