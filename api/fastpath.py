@@ -98,7 +98,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
     content_type = b", ".join(types).decode("latin-1") if types else None
     content_encoding = b", ".join(encodings).decode("latin-1") if encodings else None
     extra: dict[str, str] | None = None
-    structlog.contextvars.bind_contextvars(organization_id=org_id)
+    # the organization goes on the log lines once the caller is authenticated for it (api/routes/publish.py)
     accepting = accept_publish(
         state,
         org_id,

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 from fastapi import APIRouter, Request, Response
@@ -97,6 +98,10 @@ async def _publisher_and_topic(
     principal = await authenticate(state, authorization)
     if principal.organization_id != org_id:
         raise NotFound("not found")  # before anything else: nothing of another organization shows
+    # The request's log lines name the organization from here on, not before: the path is anyone's
+    # to write, so an unauthenticated request (or another organization's caller) tagged no line
+    # with it. Bound in the request's own context (this coroutine is awaited, not a task).
+    structlog.contextvars.bind_contextvars(organization_id=org_id)
     if principal.kind != "service_account":
         raise PermissionDenied(
             "publishing needs a service account (with an access token or a federated credential); "

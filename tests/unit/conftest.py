@@ -25,7 +25,10 @@ def restore_logging() -> Iterator[None]:
         root.addHandler(handler)
     root.setLevel(level)
     structlog.configure(**config)
+    # a generation none of the test's configure() calls had: loggers bound during the test
+    # (logs.NamedLogger) bind again, to the restored set-up, not to the test's stream
+    generation = max(saved.get("generation", 0), logs._configured.get("generation", 0)) + 1
     logs._configured.clear()
-    logs._configured.update(saved)
+    logs._configured.update(saved, generation=generation)
     logging.captureWarnings(False)
     structlog.contextvars.clear_contextvars()
