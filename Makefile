@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint unit fuzz bench system-deps clean lock compose-test
+.PHONY: help run test lint unit fuzz bench system-deps clean lock compose-test docs
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -36,11 +36,20 @@ system-deps: ## Install Java 17, Maven, PostgreSQL and promtool if missing (Debi
 run: $(STAMP) system-deps ## Run broker, database, API and worker on the embedded defaults (Ctrl-C stops all)
 	$(BIN)/tocsin run
 
-lint: $(STAMP) ## ruff (lint + format check), mypy --strict and the layout's import contracts (pyproject.toml)
+lint: $(STAMP) ## ruff (lint + format check), mypy --strict, the layout's import contracts (pyproject.toml), the docs site
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m scripts.reference --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The reference pages (docs/reference/) are generated from the code (scripts/reference/): `make docs`
+# writes them, `make lint` fails when the committed ones differ, then builds the site with --strict
+# (a broken link, a missing anchor or a page left out of mkdocs.yml's nav fails).
+docs: $(STAMP) ## Regenerate docs/reference/ from the code, then serve the documentation site (http://127.0.0.1:8000)
+	$(BIN)/python -m scripts.reference
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 unit: $(STAMP) ## Only the fast tests that need no broker or database server
 	$(BIN)/python -m pytest -q tests/unit

@@ -1,20 +1,38 @@
 """Exception hierarchy. Only ``api/`` maps these to HTTP responses.
 
-TocsinError
- ├── AuthenticationError (401: AUT-002 malformed, AUT-003 unknown/revoked, AUT-004 expired)
- ├── PermissionDenied (403 IAM-001), ChangeRefused (403 IAM-002)
- ├── NotFound (404 RES-001), Conflict (409 RES-002)
- ├── InvalidInput (422 VAL-001), BodyTooLarge (413 VAL-002), UnsupportedMediaType (415 VAL-003)
- ├── RateLimited (429 RATE-001, retriable): publishes per account and topic, token exchanges
- ├── Unavailable (503 SYS-001, retriable): broker or database not reachable
+Every class the product raises on purpose, where it lives when not here, and what it says:
+
+TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriable`` are the defaults
+ ├── AuthenticationError [401 AUT-002|AUT-003|AUT-004]: no or malformed token, unknown or revoked, expired
+ ├── PermissionDenied [403 IAM-001]: the caller lacks the permission on the resource
+ ├── ChangeRefused [403 IAM-002]: a change that would hand out a permission the caller lacks
+ ├── NotFound [404 RES-001]: no such resource in this organization
+ ├── Conflict [409 RES-002]: duplicate key or name, still referenced, or an inactive topic
+ ├── BodyTooLarge [413 VAL-002]: a body over TOCSIN_MAX_BODY_BYTES
+ ├── UnsupportedMediaType [415 VAL-003]: a body not declared JSON, in UTF-8, unencoded
+ ├── InvalidInput [422 VAL-001]: the failing fields in ``details``
+ ├── RateLimited [429 RATE-001] retriable: publishes per account and topic, token exchanges
+ ├── Unavailable [503 SYS-001] retriable: broker or database not reachable; nothing was accepted
  ├── InvalidCredential (also ValueError): a federated credential's subject filter or condition
- ├── raised by the pure rules, also ValueError as they always were:
- │    InvalidName (app/domain/resource_names.py), InvalidFilter (app/domain/filters.py)
- ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, RFC 6749 §5.2 body
- ├── FetchRefused → TargetRefused (app/identity/fetch.py): an outbound fetch the SSRF policy refused
- ├── BrokerNotReady (app/kafka/topics.py, also aiokafka's KafkaError): topics cannot be created yet
- ├── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
- └── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
+ ├── InvalidName (app/domain/resource_names.py, also ValueError): a malformed resource name or tail
+ ├── InvalidFilter (app/domain/filters.py, also ValueError): a workflow filter the topic's fields refuse
+ ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, answered in the RFC 6749 §5.2 form
+ ├── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
+ ├── FetchRefused (app/net/errors.py) [422 VAL-001]: an outbound fetch (discovery, JWKS) failed or was refused
+ │    └── TargetRefused (app/net/errors.py) [422 VAL-001]: the target itself is refused (scheme, address)
+ ├── BrokerNotReady (app/kafka/topics.py, also KafkaError): the cluster cannot create the topics yet
+ ├── PartitionMismatch (app/kafka/topics.py): existing topics with another partition count; no start
+ ├── KafkaAccessError (app/kafka/security.py): a refused SASL login or an untrusted broker certificate
+ ├── Refused (app/cli/partitions.py): ``tocsin partitions`` cannot grow the deployment now
+ ├── PublishedDuringGrow (app/cli/partitions.py): records arrived while ``tocsin partitions`` ran
+ └── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
+
+How to read a line: ``[status code]`` is what the API answers for it (absent: the class is never
+answered as such; an unexpected error is ``500 SYS-000``); ``retriable`` is the class's attribute:
+the caller may send the same request again later and it may succeed (the API adds ``Retry-After``),
+where any class without it fails the same way until something changes. A module in parentheses is
+where the class lives when not here. ``tests/unit/test_error_tree.py`` fails when this drawing and
+the classes differ, and ``docs/reference/errors.md`` is generated from the same classes.
 
 Where a class also derives from a built-in or library error, that is so every ``except`` written
 for it before it joined the root still catches it. The development stack's errors (devstack/,
