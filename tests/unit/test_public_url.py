@@ -31,11 +31,14 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, restore_logging
 
     import streams.worker
     from app.kafka import topics
+    from app.observability import logthrottle
 
     monkeypatch.delenv("TOCSIN_PUBLIC_URL", raising=False)
     monkeypatch.delenv("TOCSIN_DEFAULT_AUDIENCE", raising=False)
     monkeypatch.delenv("TOCSIN_OTLP_ENDPOINT", raising=False)
     monkeypatch.setenv("TOCSIN_VAR_DIR", str(tmp_path))
+    # the API's first step (it filters library loggers for the whole process): started from here
+    monkeypatch.setattr(logthrottle, "throttle_library_logs", _not_started)
     monkeypatch.setattr(topics, "ensure_topics_when_reachable", _not_started)
     monkeypatch.setattr(uvicorn, "run", _not_started)
     monkeypatch.setattr(streams.worker, "run_worker", _not_started)
