@@ -80,3 +80,7 @@ def test_from_the_readme_one_click_reaches_sending_settings_errors_and_benchmark
         "docs/reference/errors.md",
         "docs/benchmarks.md",
     } <= targets
+
+
+def test_every_setting_has_a_description() -> None:
+    assert configuration.missing_descriptions() == [], "give each field of app/settings.py a description="
