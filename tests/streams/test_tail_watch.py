@@ -108,7 +108,8 @@ def _watch(view: View, applied: dict[int, int | None], clock: Clock) -> TailWatc
 
 
 def _sample(outcome: str) -> float:
-    return metrics.REGISTRY.get_sample_value("tocsin_tail_refetches_total", {"stage": "t-tail", "outcome": outcome}) or 0
+    labels = {"stage": "t-tail", "outcome": outcome}
+    return metrics.REGISTRY.get_sample_value("tocsin_tail_refetches_total", labels) or 0
 
 
 def _run(watch: TailWatch, clock: Clock, seconds: float) -> None:

@@ -24,6 +24,7 @@ import httpx
 
 from tests.support.logs import all_records, text_of
 from tests.support.stack import Stack, wait_for
+from tests.support.tails import assert_quiet_tails
 
 THRESHOLD = 10.0
 EXIT_STABLE_LIMIT = 3
@@ -263,11 +264,12 @@ def assert_no_gaps(stack: Stack) -> None:
 
 
 def stop_checked(stacks: Iterable[Stack], allowed: Sequence[str] = ()) -> None:
-    """Stops every stack after checking it (no record gaps, no ERROR line but ``allowed``); then
-    fails with every check that failed, on every stack."""
+    """Stops every stack after checking it (every source partition applied to its last stable
+    offset while a worker runs, no record gaps, no ERROR line but ``allowed``); then fails with every
+    check that failed, on every stack."""
     problems = []
     for stack in stacks:
-        for check in (assert_no_gaps, lambda s: assert_no_errors(s, allowed)):
+        for check in (assert_quiet_tails, assert_no_gaps, lambda s: assert_no_errors(s, allowed)):
             try:
                 check(stack)
             except AssertionError as exc:
