@@ -23,11 +23,11 @@ def _stored_progress(stage: str, source: object, table: PartitionState) -> Watch
 
 
 def _committed(stage: str, source: object) -> Watched:
-    """An agent whose records count as applied once acknowledged and committed."""
+    """An agent whose records count as applied once acknowledged (and then committed)."""
     topic = source.get_topic_name()  # type: ignore[attr-defined]
 
     async def applied(partition: int) -> int | None:
-        return tail_view.committed(topic, partition)
+        return tail_view.acknowledged(topic, partition)
 
     return Watched(stage, topic, applied)
 

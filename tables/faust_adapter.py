@@ -263,6 +263,18 @@ class FaustTailView:
         offset: int | None = _faust.consumer._committed_offset.get(TP(topic, partition))
         return offset
 
+    def acknowledged(self, topic: str, partition: int) -> int | None:
+        """The committed offset moved through the acknowledged offsets that follow it without a hole:
+        what the next commit will store (Faust commits every few seconds)."""
+        tp = TP(topic, partition)
+        offset: int | None = _faust.consumer._committed_offset.get(tp)
+        if offset is None:
+            return None
+        acked = set(_faust.consumer._acked.get(tp, ()))
+        while offset in acked:
+            offset += 1
+        return offset
+
     def describe(self, topic: str, partition: int) -> str:
         tp = TP(topic, partition)
         faust_consumer = _faust.consumer
