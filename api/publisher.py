@@ -13,11 +13,16 @@ its records: it joins a transaction whole, never split between two, so its recor
 or aborted together (a batch larger than ``max_records`` gets a transaction of its own).
 
 Each of ``lanes`` producers (transactional ids ``<id>-0``, ``<id>-1``, …) has one task that runs
-its transactions one at a time: it takes everything queued (at most ``max_records``), begins a
-transaction, sends all, waits for every acknowledgement and commits; the publishes queued
-meanwhile form the next one, so the cost of a transaction (coordinator round trips, one marker per
-partition) is shared by all the publishes of a busy moment. A second lane takes the next group
-while the first waits for the broker, so the latency of one transaction does not bound the rate.
+its transactions one at a time. A transaction costs the broker about the same whatever it holds
+(coordinator round trips, a write to the transaction log at each step, one marker per partition:
+KIP-98 measured about 3 % of throughput for transactions of 100 ms), so publishes are grouped by
+time: one lane at a time collects, from the moment the oldest queued publish arrived until
+``window`` seconds later (or ``max_records`` are queued), then takes everything queued and runs
+the transaction while the next free lane collects the next group. The lanes overlap: a publish
+waits for at most one window (plus a transaction in progress when every lane is busy), and a
+publish queued while every lane was busy found its window already passed. A transaction's
+partitions are those its publishes' keys map to: records of one key go to one partition, so a
+busy key adds its publishes to a transaction, not partitions.
 
 Each publish waits at most ``timeout`` seconds (TOCSIN_PRODUCE_TIMEOUT_SECONDS) from the moment
 it was queued. When that passes before its transaction was handed to ``commit_transaction`` it
@@ -38,6 +43,7 @@ transaction coordinator aborts it anyway after the transaction timeout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -46,7 +52,6 @@ from typing import Any, Protocol
 
 from app.errors import Unavailable
 from app.kafka.partitioner import KeyPartitioner
-from app.kafka.records import TX_HEADER
 from app.observability import metrics
 
 log = logging.getLogger(__name__)
@@ -79,8 +84,8 @@ class Record:
     key: bytes
     value: bytes
     timestamp_ms: int
-    # besides the transaction stamp: the publish span's traceparent (tracing on), which the request's
-    # records carry (api/routes/publish.py _records)
+    # the publish span's traceparent (tracing on), which the request's records carry
+    # (api/routes/publish.py _records)
     headers: tuple[tuple[str, bytes], ...] = ()
 
 
@@ -89,7 +94,8 @@ class _Publish:
     """One request's records (one for a publish, all of a batch): in one transaction, answered together."""
 
     records: tuple[Record, ...]
-    deadline: float  # loop time
+    queued: float  # loop time
+    deadline: float
     future: asyncio.Future[None]
     stage: int = _QUEUED
     gave_up: bool = False  # answered 503 (or its request went away) before its transaction's commit
@@ -115,11 +121,15 @@ class TransactionalPublisher:
     timeout: float
     max_records: int = 1000
     lanes: int = 1
+    window: float = 0.0  # seconds a group collects publishes from its oldest one's arrival
     transactions: int = 0  # committed
     aborted: int = 0
     _lanes: list[_Lane] = field(default_factory=list)
     _queue: deque[_Publish] = field(default_factory=deque)
-    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _queued_records: int = 0
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)  # something queued (or stopping)
+    _full: asyncio.Event = field(default_factory=asyncio.Event)  # max_records queued (or stopping)
+    _collecting: asyncio.Lock = field(default_factory=asyncio.Lock)  # one lane collects at a time
     _retired: set[asyncio.Task[None]] = field(default_factory=set)
     _partitioner: KeyPartitioner = field(default_factory=KeyPartitioner)
     _stopping: bool = False
@@ -152,6 +162,7 @@ class TransactionalPublisher:
         aborted by the coordinator), refuse what is queued, stop the producer."""
         self._stopping = True
         self._wake.set()
+        self._full.set()
         tasks = [lane.task for lane in self._lanes if lane.task is not None]
         if tasks:
             try:
@@ -164,6 +175,7 @@ class TransactionalPublisher:
             await asyncio.gather(*tasks, return_exceptions=True)
         while self._queue:
             self._refuse_one(self._queue.popleft())
+        self._queued_records = 0
         for lane in self._lanes:
             await lane.producer.stop()
         if self._retired:
@@ -179,9 +191,13 @@ class TransactionalPublisher:
         if not records:
             return
         loop = asyncio.get_running_loop()
-        item = _Publish(records, loop.time() + self.timeout, loop.create_future())
+        now = loop.time()
+        item = _Publish(records, now, now + self.timeout, loop.create_future())
         self._queue.append(item)
+        self._queued_records += len(records)
         self._wake.set()
+        if self._queued_records >= self.max_records:
+            self._full.set()
         try:
             async with asyncio.timeout_at(item.deadline):
                 await asyncio.shield(item.future)
@@ -200,22 +216,39 @@ class TransactionalPublisher:
 
     async def _run(self, lane: _Lane) -> None:
         while not self._stopping:
-            while not self._queue and not self._stopping:
-                self._wake.clear()
-                await self._wake.wait()
-            group: list[_Publish] = []
-            size = 0
-            now = asyncio.get_running_loop().time()
-            while self._queue:
-                item = self._queue[0]
-                if group and size + len(item.records) > self.max_records:
-                    break  # a batch is never split: it waits for the next transaction (or fills one alone)
-                self._queue.popleft()
-                if not item.gave_up and item.deadline > now:  # one past it gives up: it would abort the group
-                    group.append(item)
-                    size += len(item.records)
+            async with self._collecting:
+                group = await self._collect()
             if group:
                 await self._transact(lane, group)
+
+    async def _collect(self) -> list[_Publish]:
+        """Wait for a publish, then until ``window`` seconds after the oldest queued one arrived
+        (or ``max_records`` are queued); take what is queued, up to ``max_records``."""
+        while not self._queue and not self._stopping:
+            self._wake.clear()
+            await self._wake.wait()
+        if self._stopping:
+            return []
+        loop = asyncio.get_running_loop()
+        closes = self._queue[0].queued + self.window
+        while self._queued_records < self.max_records and not self._stopping and loop.time() < closes:
+            self._full.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout_at(closes):
+                    await self._full.wait()
+        group: list[_Publish] = []
+        size = 0
+        now = loop.time()
+        while self._queue:
+            item = self._queue[0]
+            if group and size + len(item.records) > self.max_records:
+                break  # a batch is never split: it waits for the next transaction (or fills one alone)
+            self._queue.popleft()
+            self._queued_records -= len(item.records)
+            if not item.gave_up and item.deadline > now:  # one past it gives up: it would abort the group
+                group.append(item)
+                size += len(item.records)
+        return group
 
     async def _transact(self, lane: _Lane, group: list[_Publish]) -> None:
         producer = lane.producer
@@ -225,10 +258,10 @@ class TransactionalPublisher:
         records = [record for item in group for record in item.records]
         try:
             async with asyncio.timeout_at(min(item.deadline for item in group)):
-                headers = await self._stamp(producer, records)
+                partitions = await self._partitions(producer, records)
                 await producer.begin_transaction()
                 began = True
-                await asyncio.gather(*await _send_all(producer, records, headers))
+                await asyncio.gather(*await _send_all(producer, records, partitions))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure before the commit: the group is not accepted
@@ -259,23 +292,12 @@ class TransactionalPublisher:
             if not item.future.done():
                 item.future.set_result(None)
 
-    async def _stamp(self, producer: TransactionalProducer, records: list[Record]) -> list[tuple[int, bytes]]:
-        """Each record's partition and ``tx`` header: ``{index}/{count}`` among the transaction's
-        records in that partition, so the worker knows which record precedes a commit marker."""
+    async def _partitions(self, producer: TransactionalProducer, records: list[Record]) -> list[int]:
+        """Each record's partition, by its key (app/kafka/partitioner.py)."""
         partitions: dict[str, list[int]] = {}
         for topic in {record.topic for record in records}:
             partitions[topic] = sorted(await producer.partitions_for(topic))
-        chosen = [self._partitioner(r.key, partitions[r.topic], partitions[r.topic]) for r in records]
-        counts: dict[tuple[str, int], int] = {}
-        for record, partition in zip(records, chosen, strict=True):
-            counts[record.topic, partition] = counts.get((record.topic, partition), 0) + 1
-        seen: dict[tuple[str, int], int] = {}
-        stamped = []
-        for record, partition in zip(records, chosen, strict=True):
-            index = seen.get((record.topic, partition), 0)
-            seen[record.topic, partition] = index + 1
-            stamped.append((partition, f"{index}/{counts[record.topic, partition]}".encode()))
-        return stamped
+        return [self._partitioner(r.key, partitions[r.topic], partitions[r.topic]) for r in records]
 
     def _refuse(self, group: list[_Publish]) -> None:
         for item in group:
@@ -337,9 +359,7 @@ class TransactionalPublisher:
         task.add_done_callback(self._retired.discard)
 
 
-async def _send_all(
-    producer: TransactionalProducer, records: list[Record], headers: list[tuple[int, bytes]]
-) -> list[Any]:
+async def _send_all(producer: TransactionalProducer, records: list[Record], partitions: list[int]) -> list[Any]:
     """Send the records, in order, as one record batch per partition (more when one fills up:
     PRODUCER_BATCH_BYTES, api/state.py); the futures of their acknowledgements.
 
@@ -348,13 +368,13 @@ async def _send_all(
     of 1,000 records spends in the producer."""
     sends: list[Any] = []
     builders: dict[tuple[str, int], Any] = {}
-    for record, (partition, stamp) in zip(records, headers, strict=True):
+    for record, partition in zip(records, partitions, strict=True):
         where = (record.topic, partition)
         builder = builders.get(where)
         if builder is None:
             builder = builders[where] = producer.create_batch()
         fields = {"key": record.key, "value": record.value, "timestamp": record.timestamp_ms}
-        record_headers = [(TX_HEADER, stamp), *record.headers]
+        record_headers = list(record.headers)
         if builder.append(**fields, headers=record_headers) is None:  # full: send it, start another
             sends.append(await producer.send_batch(builder, record.topic, partition=partition))
             builder = builders[where] = producer.create_batch()

@@ -89,6 +89,7 @@ def new_publisher(settings: Settings) -> TransactionalPublisher:
         timeout=settings.produce_timeout_seconds,
         max_records=settings.publish_transaction_records,
         lanes=settings.publish_transaction_lanes,
+        window=settings.publish_transaction_window_ms / 1000,
     )
 
 

@@ -252,11 +252,13 @@ class Settings(BaseSettings):
         ),
     )
     # Publishes in Kafka transactions (api/publisher.py): a 503 then means the event is never decided
-    # (spec). Off by default until its cost is measured under the bench floor (README, Publish guarantee).
+    # (spec: "any status but 202 means not accepted"). Off: a 503 may still be decided (a record left
+    # in a buffer is written later), for a few percent more throughput (docs: The publish guarantee).
     publish_transactions: bool = Field(
-        default=False,
+        default=True,
         description=(
-            "publishes in Kafka transactions, so a 503 is never decided (costs throughput: see The publish guarantee)"
+            "publishes in Kafka transactions, so a publish answered anything but 202 is never decided "
+            "(false: a 503 may still be decided)"
         ),
     )
     # The id must be unique per API
@@ -287,7 +289,18 @@ class Settings(BaseSettings):
         description="at most this many publishes in one transaction (a batch publish is never split)",
     )
     publish_transaction_lanes: int = Field(
-        default=2, ge=1, le=16, description="transactions in progress at once per API process (one producer each)"
+        default=3, ge=1, le=16, description="transactions in progress at once per API process (one producer each)"
+    )
+    # A transaction costs the broker about the same whatever it holds: publishes are grouped by time,
+    # one lane collecting while the others commit (api/publisher.py; measured in docs/benchmarks.md).
+    publish_transaction_window_ms: float = Field(
+        default=5.0,
+        ge=0,
+        le=100,
+        description=(
+            "a transaction collects publishes for this long after its oldest one arrived (the most a "
+            "publish waits for it; 0: whatever is queued when a lane is free)"
+        ),
     )
     auth_cache_seconds: float = Field(
         default=1.0,

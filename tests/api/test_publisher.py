@@ -13,7 +13,6 @@ import orjson
 from api.publisher import Record as PublishedRecord
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
-from app.kafka.records import closes_transaction
 
 TOPIC = "t.publish"
 
@@ -155,7 +154,7 @@ async def _started(producers: Producers, wait: float = 0.3, max_records: int = 1
     return publisher
 
 
-async def test_concurrent_publishes_share_one_transaction_with_tx_headers() -> None:
+async def test_concurrent_publishes_share_one_transaction_one_record_batch_per_partition() -> None:
     producers = Producers()
     publisher = await _started(producers)
     try:
@@ -166,15 +165,10 @@ async def test_concurrent_publishes_share_one_transaction_with_tx_headers() -> N
         assert len(producer.committed) == 1, "all queued together: one transaction"
         (txn,) = producer.committed
         assert sorted(r.value for r in txn) == sorted(values)
-        by_partition: dict[int, list[bytes]] = {}
-        for record in txn:
-            by_partition.setdefault(record.partition, []).append(dict(record.headers)["tx"])
-        assert len(by_partition) > 1, "the keys spread over partitions"
-        for stamps in by_partition.values():
-            n = len(stamps)
-            assert stamps == [f"{i}/{n}".encode() for i in range(n)]
-        last = [r for r in txn if closes_transaction(r.headers)]
-        assert len(last) == len(by_partition), "one record closes the transaction in each partition"
+        partitions = {record.partition for record in txn}
+        assert len(partitions) > 1, "the keys spread over partitions"
+        assert producer.batches_sent == len(partitions), "one record batch per partition"
+        assert all(record.headers == [] for record in txn), "no header the worker does not read"
         assert publisher.transactions == 1 and publisher.aborted == 0
     finally:
         await publisher.stop()
@@ -354,8 +348,8 @@ async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> N
 
 async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(monkeypatch: Any) -> None:
     """The records a publish request makes (api/routes/publish.py ``_records``) carry its span's
-    traceparent, which the transactional path writes next to the tx header (the worker's decide
-    span continues it: app/observability/tracing.py); off, only the tx header."""
+    traceparent, which the transactional path writes (the worker's decide span continues it:
+    app/observability/tracing.py); off, no header."""
     from types import SimpleNamespace
 
     from api.routes.publish import _records
@@ -393,10 +387,10 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
             for v, r in records.items()
             if event_id.encode() in v
         }
-        assert [name for name, _ in by_event["evt_off"].headers] == ["tx"]
+        assert by_event["evt_off"].headers == []
         for event_id, parent in zip(("evt_a", "evt_b"), parents, strict=True):
             headers = dict(by_event[event_id].headers)
-            assert set(headers) == {"tx", "traceparent"} and headers["traceparent"] == parent.encode()
+            assert set(headers) == {"traceparent"} and headers["traceparent"] == parent.encode()
     finally:
         await publisher.stop()
 
@@ -425,12 +419,6 @@ async def test_a_batch_is_never_split_between_transactions() -> None:
         assert answers == [202] * 5
         txns = [sorted(r.value for r in txn) for txn in producers.made[0].committed]
         assert txns == [[b"s0", b"s1"], batch, big, [b"s2"]]  # (record batches per partition: order within one)
-        for txn in producers.made[0].committed:  # each record's tx header counts its own transaction
-            per_partition: dict[int, list[bytes]] = {}
-            for record in txn:
-                per_partition.setdefault(record.partition, []).append(dict(record.headers)["tx"])
-            for stamps in per_partition.values():
-                assert stamps == [f"{i}/{len(stamps)}".encode() for i in range(len(stamps))]
     finally:
         await publisher.stop()
 
@@ -468,7 +456,110 @@ async def test_records_go_in_record_batches_per_partition_in_order_a_full_one_se
         (producer,) = producers.made
         (txn,) = producer.committed
         assert [r.value for r in txn] == values
-        assert [dict(r.headers)["tx"] for r in txn] == [f"{i}/9".encode() for i in range(9)]
         assert producer.batches_sent == 5
     finally:
         await publisher.stop()
+
+
+async def _answered_at(publisher: TransactionalPublisher, value: bytes) -> tuple[int, float]:
+    status = await _publish(publisher, value)
+    return status, asyncio.get_running_loop().time()
+
+
+async def test_publishes_within_the_window_share_one_transaction_and_wait_at_most_the_window() -> None:
+    """Grouped by time (issue 31): a publish arriving within ``window`` of the oldest queued one joins
+    its transaction, where a free lane used to take whatever was queued (the first one alone)."""
+    producers = Producers()
+    publisher = TransactionalPublisher(producers, timeout=2.0, lanes=2, window=0.2)
+    await publisher.start()
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        first = asyncio.ensure_future(_answered_at(publisher, b"first"))
+        await asyncio.sleep(0.05)  # well inside the window
+        assert not first.done(), "the window is still open"
+        second = asyncio.ensure_future(_answered_at(publisher, b"second"))
+        (status1, at1), (status2, at2) = await asyncio.gather(first, second)
+        assert (status1, status2) == (202, 202)
+        committed = [sorted(r.value for r in txn) for p in producers.made for txn in p.committed]
+        assert committed == [[b"first", b"second"]], "one transaction"
+        assert 0.2 <= at1 - started < 0.2 + 0.15, "the first waited the window once"
+        assert abs(at2 - at1) < 0.02, "answered together"
+    finally:
+        await publisher.stop()
+
+
+async def test_a_publish_queued_while_every_lane_is_busy_does_not_wait_another_window() -> None:
+    """The window starts when the oldest queued publish arrived: one queued behind a slow commit
+    (every lane busy) is sent as soon as a lane is free, not a window later."""
+    gate = asyncio.Event()
+    producers = Producers(commit_gate=gate)
+    publisher = TransactionalPublisher(producers, timeout=5.0, lanes=1, window=0.3)
+    await publisher.start()
+    try:
+        loop = asyncio.get_running_loop()
+        first = asyncio.ensure_future(_publish(publisher, b"first"))
+        deadline = loop.time() + 2
+        while not producers.made[0].in_transaction:  # the first transaction is committing
+            assert loop.time() < deadline, "the first transaction did not begin"
+            await asyncio.sleep(0.01)
+        late = asyncio.ensure_future(_answered_at(publisher, b"late"))
+        await asyncio.sleep(0.35)  # the late publish's window passes while the lane is busy
+        released = loop.time()
+        gate.set()
+        assert await first == 202
+        status, at = await late
+        assert status == 202
+        assert at - released < 0.1, f"the late publish waited {at - released:.3f} s more (another window)"
+    finally:
+        await publisher.stop()
+
+
+async def test_lanes_overlap_one_collects_while_another_commits() -> None:
+    """With two lanes, the publishes that arrive while a transaction commits form the next one on
+    the other lane within one window, whatever the first commit takes."""
+    gate = asyncio.Event()
+    made: dict[int, FakeProducer] = {}
+
+    def factory(lane: int) -> FakeProducer:
+        made[lane] = FakeProducer(f"lane{lane}", commit_gate=gate if lane == 0 else None)
+        return made[lane]
+
+    publisher = TransactionalPublisher(factory, timeout=5.0, lanes=2, window=0.1)
+    await publisher.start()
+    try:
+        loop = asyncio.get_running_loop()
+        slow = asyncio.ensure_future(_publish(publisher, b"slow"))
+        deadline = loop.time() + 2
+        while not made[0].in_transaction:
+            assert loop.time() < deadline, "lane 0 did not begin"
+            await asyncio.sleep(0.01)
+        sent = loop.time()
+        status, at = await _answered_at(publisher, b"fast")
+        assert status == 202 and 0.1 <= at - sent < 0.1 + 0.15, "one window on the other lane"
+        assert not slow.done()
+        gate.set()
+        assert await slow == 202
+    finally:
+        await publisher.stop()
+
+
+async def test_max_records_queued_closes_the_window_early() -> None:
+    producers = Producers()
+    publisher = TransactionalPublisher(producers, timeout=5.0, max_records=4, window=2.0)
+    await publisher.start()
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        answers = await asyncio.gather(*(_publish(publisher, f"v{i}".encode()) for i in range(4)))
+        assert answers == [202] * 4 and loop.time() - started < 0.5, "a full group does not wait the window"
+    finally:
+        await publisher.stop()
+
+
+def test_publish_transactions_are_on_by_default() -> None:
+    from app.settings import Settings
+
+    settings = Settings()
+    assert settings.publish_transactions is True
+    assert 0 < settings.publish_transaction_window_ms <= 10
