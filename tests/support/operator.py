@@ -26,17 +26,18 @@ BOUND_S = 60.0
 
 @dataclass(frozen=True)
 class Step:
-    at_s: float  # seconds after the load started
-    what: str  # "join" (two workers), "kill" (kill -9 the last joined), "restart" (it, on its own data), "end"
+    after_s: float  # seconds after the previous step (the first: after the load started)
+    what: str  # "join": two workers, ready; "kill": kill -9 the last joined; "restart": it, on its own data; "end"
 
 
-# The acceptance run: two join after ~2 s, one killed ~4 s later, back ~2 s after that, publishing ends
-# ~4 s later while the group still rebalances.
-WHILE_REBALANCING = (Step(2, "join"), Step(6, "kill"), Step(8, "restart"), Step(12, "end"))
+# The acceptance run: two join ~2 s into the load; ~4 s after they are in the group one is killed,
+# ~2 s later it starts again on its own data directory, and publishing ends ~4 s after that, while
+# the group still rebalances (the restarted worker joining, the killed one's session expiring).
+WHILE_REBALANCING = (Step(2, "join"), Step(4, "kill"), Step(2, "restart"), Step(4, "end"))
 # Publishing ends before the faults: the kill leaves partitions that receive nothing more.
-BEFORE_THE_FAULTS = (Step(2, "join"), Step(6, "end"), Step(6.5, "kill"), Step(10, "restart"))
+BEFORE_THE_FAULTS = (Step(2, "join"), Step(3, "end"), Step(0.5, "kill"), Step(3, "restart"))
 # The faults end well before the last publish, which lands on a settled group.
-AFTER_THE_FAULTS = (Step(1, "join"), Step(4, "kill"), Step(6, "restart"), Step(14, "end"))
+AFTER_THE_FAULTS = (Step(1, "join"), Step(2, "kill"), Step(2, "restart"), Step(20, "end"))
 ORDERS = {"while-rebalancing": WHILE_REBALANCING, "before-faults": BEFORE_THE_FAULTS, "after-faults": AFTER_THE_FAULTS}
 
 
@@ -92,7 +93,7 @@ def run_scenario(
     delivered: Callable[[], Iterable[str]],
     logs: Callable[[], list[Path]],
     keys: int = 40,
-    per_key: int = 30,
+    per_key: int = 100,  # more than the scenario sends: its "end" step stops the load
     rate: float = 100.0,
     bound_s: float = BOUND_S,
 ) -> Outcome:
@@ -100,15 +101,16 @@ def run_scenario(
     verdict. ``delivered`` gives the event ids the webhook received so far; ``logs`` every log with
     decision lines (the stack's workers and any other)."""
     load = MetricLoad(stack, "levels", keys=keys, per_key=per_key, rate=rate).start()
-    began = time.monotonic()
     joined: list[int] = []
-    last_change = began
+    last_change = time.monotonic()
     for step in steps:
-        time.sleep(max(0.0, began + step.at_s - time.monotonic()))  # the scenario's timeline, not a wait
+        time.sleep(step.after_s)  # the scenario's timeline, not a wait for a condition
         if step.what == "join":
             for _ in range(2):
                 stack.start_worker(stack.worker_data_dir(f"w{len(stack.workers) + 1}"))
                 joined.append(len(stack.workers) - 1)
+            for index in joined[-2:]:
+                stack.wait_worker_ready(index, timeout=180)  # in the group, its tables recovered
         elif step.what == "kill":
             stack.kill_worker(joined[-1])
         elif step.what == "restart":

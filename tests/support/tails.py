@@ -47,7 +47,7 @@ class Behind:
 def _client_args(stack: Stack) -> dict[str, object]:
     """The stack's broker address and security settings (TLS, SASL), as its processes use them."""
     kafka = {k.removeprefix("TOCSIN_").lower(): v for k, v in stack.env.items() if k.startswith("TOCSIN_KAFKA_")}
-    return client_args(Settings(**kafka))
+    return client_args(Settings.model_validate(kafka))
 
 
 def _consumer(stack: Stack) -> AIOKafkaConsumer:
