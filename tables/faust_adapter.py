@@ -291,13 +291,19 @@ class FaustTailView:
         )
 
     async def seek(self, topic: str, partition: int, offset: int) -> bool:
+        """Seek, and fetch: a stream partition still paused outside a rebalance (the watch never
+        asks during one) is resumed too, or no fetch would bring anything."""
         tp = TP(topic, partition)
+        faust_consumer = _faust.consumer
         if tp not in app.consumer.assignment():
             return False
         try:
             await app.consumer.seek_wait({tp: offset})
         except IllegalStateError:  # revoked between the check and the seek
             return False
+        if tp in faust_consumer._paused_partitions or tp not in faust_consumer._get_active_partitions():
+            log.warning("tail watch: %s[%d] was paused outside a rebalance; resumed", topic, partition)
+            faust_consumer.resume_partitions({tp})
         return True
 
 
