@@ -177,14 +177,7 @@ class FaustConsumer:
         partition is no longer assigned to this worker. Faust's ``seek_wait`` runs aiokafka's seek in
         the consumer's thread and moves Faust's read offset with it, so the records from ``offset``
         are delivered again instead of dropped as already read."""
-        tp = TP(source.get_topic_name(), partition)
-        if tp not in app.consumer.assignment():
-            return False
-        try:
-            await app.consumer.seek_wait({tp: offset})
-        except IllegalStateError:  # revoked between the check and the seek
-            return False
-        return True
+        return await _seek_wait(TP(source.get_topic_name(), partition), offset)
 
     def non_records_of(self, source: Any) -> Callable[[int, int, int], bool]:
         name = source.get_topic_name()
@@ -295,11 +288,7 @@ class FaustTailView:
         asks during one) is resumed too, or no fetch would bring anything."""
         tp = TP(topic, partition)
         faust_consumer = _faust.consumer
-        if tp not in app.consumer.assignment():
-            return False
-        try:
-            await app.consumer.seek_wait({tp: offset})
-        except IllegalStateError:  # revoked between the check and the seek
+        if not await _seek_wait(tp, offset):
             return False
         if tp in faust_consumer._paused_partitions or tp not in faust_consumer._get_active_partitions():
             log.warning("tail watch: %s[%d] was paused outside a rebalance; resumed", topic, partition)
@@ -308,6 +297,17 @@ class FaustTailView:
 
 
 TAIL_REQUEST_TIMEOUT_S = 10.0
+
+
+async def _seek_wait(tp: Any, offset: int) -> bool:
+    """Faust's ``seek_wait`` of ``tp`` to ``offset``; False if this worker no longer holds ``tp``."""
+    if tp not in app.consumer.assignment():
+        return False
+    try:
+        await app.consumer.seek_wait({tp: offset})
+    except IllegalStateError:  # revoked between the check and the seek
+        return False
+    return True
 
 
 class RecoveryWatch:
