@@ -47,6 +47,7 @@ COPY api api
 COPY streams streams
 COPY tables tables
 COPY devstack devstack
+COPY cli cli
 RUN pip wheel -q --no-deps --wheel-dir /wheels . && rm -rf build *.egg-info
 
 # Maven resolves the broker's jars (devstack/kafka.py: the version and jars `make run` uses)

@@ -23,8 +23,8 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── BrokerNotReady (app/kafka/topics.py, also KafkaError): the cluster cannot create the topics yet
  ├── PartitionMismatch (app/kafka/topics.py): existing topics with another partition count; no start
  ├── KafkaAccessError (app/kafka/security.py): a refused SASL login or an untrusted broker certificate
- ├── Refused (app/cli/partitions.py): ``tocsin partitions`` cannot grow the deployment now
- ├── PublishedDuringGrow (app/cli/partitions.py): records arrived while ``tocsin partitions`` ran
+ ├── Refused (cli/partitions.py): ``tocsin partitions`` cannot grow the deployment now
+ ├── PublishedDuringGrow (cli/partitions.py): records arrived while ``tocsin partitions`` ran
  └── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
 
 How to read a line: ``[status code]`` is what the API answers for it (absent: the class is never

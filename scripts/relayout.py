@@ -51,26 +51,29 @@ MOVES: dict[str, str] = {
     "app.logfmt": "app.observability.logfmt",
     "app.logthrottle": "app.observability.logthrottle",
     "app.health": "app.observability.health",
-    # the CLI: one module per command (app/cli.py → app/cli/<command>.py, dispatcher app/cli/main.py)
-    "app.cli.main": "app.cli.main",
-    "app.cli.cmd_run": "app.cli.run.cmd_run",
-    "app.cli.cmd_api": "app.cli.api.cmd_api",
-    "app.cli.cmd_worker": "app.cli.worker.cmd_worker",
-    "app.cli.cmd_kafka": "app.cli.kafka.cmd_kafka",
-    "app.cli.cmd_migrate": "app.cli.migrate.cmd_migrate",
-    "app.cli.cmd_purge": "app.cli.purge.cmd_purge",
-    "app.cli.cmd_bootstrap": "app.cli.bootstrap.cmd_bootstrap",
+    # the CLI: one module per command (app/cli.py → app/cli/<command>.py, dispatcher app/cli/main.py),
+    # then out of app into the top-level cli/ (issue 32: what starts processes may import every room)
+    "app.cli.cmd_run": "cli.run.cmd_run",
+    "app.cli.cmd_api": "cli.api.cmd_api",
+    "app.cli.cmd_worker": "cli.worker.cmd_worker",
+    "app.cli.cmd_kafka": "cli.kafka.cmd_kafka",
+    "app.cli.cmd_migrate": "cli.migrate.cmd_migrate",
+    "app.cli.cmd_purge": "cli.purge.cmd_purge",
+    "app.cli.cmd_bootstrap": "cli.bootstrap.cmd_bootstrap",
+    "app.cli": "cli",
 }
+# The entries above that are attributes, not modules (no file path of their own).
+ATTRIBUTES = {old for old in MOVES if old.startswith("app.cli.cmd_")}
 # Entry points ("module:attribute") and file paths.
 STRINGS: dict[str, str] = {
-    "app.cli:main": "app.cli.main:main",
-    "app/cli.py": "app/cli/main.py",
+    "app.cli:main": "cli.main:main",
+    "app/cli.py": "cli/main.py",
+    "app/cli": "cli",
 }
 for _old, _new in MOVES.items():
-    if _old.count(".") == 1:  # a module (the CLI's entries are attributes)
+    if _old not in ATTRIBUTES and _old != "app.cli":
         STRINGS[_old.replace(".", "/") + ".py"] = _new.replace(".", "/") + ".py"
-# Only names that really moved (app.cli.main stays; listed so `from app.cli import main` is left alone).
-MODULE_MOVES = {old: new for old, new in MOVES.items() if old != new}
+MODULE_MOVES = dict(MOVES)
 
 _DOTTED = re.compile(
     r"(?<![\w.])(" + "|".join(re.escape(old) for old in sorted(MODULE_MOVES, key=len, reverse=True)) + r")(?![\w])"

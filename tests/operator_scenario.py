@@ -66,7 +66,7 @@ def one_run(order: str, var: Path) -> Outcome:
     run_log = var / "run.log"
     with open(run_log, "ab") as out:
         run = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "run"],
+            [sys.executable, "-m", "cli", "run"],
             cwd=ROOT,
             env={**os.environ, **env},
             stdout=out,

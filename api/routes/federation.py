@@ -126,7 +126,7 @@ def widens_credential(row: FederatedCredential, changes: dict[str, Any]) -> bool
 
 def _default_audience(settings: Settings) -> str:
     audience = settings.effective_default_audience
-    if audience is None:  # the API does not start without TOCSIN_PUBLIC_URL (app/cli/main.py)
+    if audience is None:  # the API does not start without TOCSIN_PUBLIC_URL (cli/main.py)
         raise Unavailable("this installation has no public URL (TOCSIN_PUBLIC_URL): name the credential's audience")
     return audience
 

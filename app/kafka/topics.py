@@ -64,7 +64,7 @@ def changelog_topic(settings: Settings, changelog: str) -> str:
 
 
 def grow_marker(settings: Settings) -> str:
-    """The topic that exists while ``tocsin partitions`` grows the deployment (app/cli/partitions.py)."""
+    """The topic that exists while ``tocsin partitions`` grows the deployment (cli/partitions.py)."""
     return settings.topic(f"{settings.worker_id}.partitions-grow")
 
 

@@ -13,8 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
-from app.cli.kafka import local_kafka
 from app.settings import get_settings
+from cli.kafka import local_kafka
 from devstack.kafka import LocalKafka
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from scripts.reference import NONE
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("app", "api", "streams", "tables")
+PACKAGES = ("app", "api", "streams", "tables", "cli")
 HOME = "app/errors.py"  # a class drawn without a module lives here
 # Codes the API answers without an error class or an OpenAPI description (FastAPI's own routing).
 UNDESCRIBED = {"RES-003": "method not allowed on this path"}

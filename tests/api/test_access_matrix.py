@@ -190,7 +190,7 @@ def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, database:
     stack = Stack(tmp_path_factory.mktemp("matrix"), kafka.bootstrap, database_url=database)
     stack.bootstrap()
     other = subprocess.run(
-        [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other"],
+        [sys.executable, "-m", "cli", "bootstrap", "--org", "Other"],
         cwd=ROOT,
         env=stack.env,
         capture_output=True,

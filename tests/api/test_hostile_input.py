@@ -48,7 +48,7 @@ def world(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     )
     stack.bootstrap()
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Other"],
+        [sys.executable, "-m", "cli", "bootstrap", "--org", "Other"],
         cwd=ROOT,
         env=stack.env,
         capture_output=True,

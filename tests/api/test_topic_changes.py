@@ -119,7 +119,7 @@ def test_a_fields_change_that_keeps_every_workflow_working_is_accepted(client: h
 
 def _other_org(api: Stack, name: str) -> tuple[str, httpx.Client]:
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "bootstrap", "--org", name],
+        [sys.executable, "-m", "cli", "bootstrap", "--org", name],
         cwd=ROOT,
         env=api.env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""``python -m tests.bench.trace_ab PERIOD OUT``: ``tocsin api`` (as ``python -m app.cli api``) whose
+"""``python -m tests.bench.trace_ab PERIOD OUT``: ``tocsin api`` (as ``python -m cli api``) whose
 publishes are traced in one phase and not in the next, alternating every PERIOD seconds, for the
 ``tracing`` section of ``make bench``. Bench-only: nothing of it is in the product.
 
@@ -103,6 +103,6 @@ def read(out: Path) -> list[dict[str, Any]]:
 
 if __name__ == "__main__":
     install(float(sys.argv[1]), Path(sys.argv[2]))
-    from app.cli.main import main
+    from cli.main import main
 
     main(["api"])

@@ -387,7 +387,7 @@ def test_retries_dead_letters_replay_redirect_and_gone(
 
 def _other_org(stack: Stack, name: str) -> tuple[str, httpx.Client]:
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "bootstrap", "--org", name],
+        [sys.executable, "-m", "cli", "bootstrap", "--org", name],
         cwd=ROOT,
         env=stack.env,
         capture_output=True,

@@ -61,7 +61,7 @@ def _cli(stack: Stack, *args: str, **overrides: str | None) -> subprocess.Comple
         if value is not None:
             env[f"TOCSIN_KAFKA_{name}"] = value
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -21,7 +21,6 @@ import rocksdict
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from app.cli.partitions import PublishedDuringGrow, Refused, add_partitions, check_drained, create_marker, grow
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.topics import (
     CONTROL_CHANGELOG,
@@ -32,6 +31,7 @@ from app.kafka.topics import (
     partition_counts,
 )
 from app.settings import Settings
+from cli.partitions import PublishedDuringGrow, Refused, add_partitions, check_drained, create_marker, grow
 from devstack.kafka import LocalKafka
 from tables.codecs import PROGRESS_KEY, dump_progress
 from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
@@ -56,7 +56,7 @@ _MOVED = re.compile(r"(control-state|idempotency)-changelog: (\d+) of (\d+) keys
 
 def cli(stack: Stack, *args: str, timeout: float = 180, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
+        [sys.executable, "-m", "cli", *args],
         cwd=ROOT,
         env={**stack.env, **env},
         capture_output=True,

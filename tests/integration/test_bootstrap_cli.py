@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _bootstrap(var: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TOCSIN_VAR_DIR": str(var)}
     env.pop("TOCSIN_DATABASE_URL", None)  # SQLite in var/
-    command = [sys.executable, "-m", "app.cli", "bootstrap", "--org", "Acme", *flags]
+    command = [sys.executable, "-m", "cli", "bootstrap", "--org", "Acme", *flags]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True)
 
 

@@ -202,7 +202,7 @@ async def test_traces_purge_by_step_age_on_the_composite_key(engine: AsyncEngine
 def test_tocsin_purge_runs_one_pass(tmp_path: Path) -> None:
     env = {**os.environ, "TOCSIN_VAR_DIR": str(tmp_path), "TOCSIN_EXCHANGE_RETENTION_DAYS": "0"}
     env.pop("TOCSIN_DATABASE_URL", None)
-    subprocess.run([sys.executable, "-m", "app.cli", "migrate"], cwd=ROOT, env=env, check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "cli", "migrate"], cwd=ROOT, env=env, check=True, timeout=120)
 
     async def arrange() -> None:
         engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'tocsin.db'}")
@@ -215,7 +215,7 @@ def test_tocsin_purge_runs_one_pass(tmp_path: Path) -> None:
 
     asyncio.run(arrange())
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "purge"], cwd=ROOT, env=env, check=True, timeout=120, capture_output=True
+        [sys.executable, "-m", "cli", "purge"], cwd=ROOT, env=env, check=True, timeout=120, capture_output=True
     )
     assert json.loads(out.stdout.decode().strip().splitlines()[-1]) == {"traces": 0, "push_outbox": 0, "audit_log": 2}
 

@@ -92,10 +92,10 @@ class Stack:
     def _spawn(
         self, role: str, log: Path, env: dict[str, str] | None = None, command: list[str] | None = None
     ) -> subprocess.Popen[bytes]:
-        """``python -m app.cli ROLE``, or ``python COMMAND`` (a bench's wrapper of it), with this stack's settings."""
+        """``python -m cli ROLE``, or ``python COMMAND`` (a bench's wrapper of it), with this stack's settings."""
         with open(log, "ab") as out:
             return subprocess.Popen(
-                [sys.executable, *(command or ["-m", "app.cli", role])],
+                [sys.executable, *(command or ["-m", "cli", role])],
                 cwd=ROOT,
                 env={**self._env, **(env or {})},
                 stdout=out,
@@ -110,7 +110,7 @@ class Stack:
     def new_organization(self, name: str) -> dict[str, str]:
         """``tocsin bootstrap --org NAME``: an organization and its owner's token (the JSON line)."""
         out = subprocess.run(
-            [sys.executable, "-m", "app.cli", "bootstrap", "--org", name],
+            [sys.executable, "-m", "cli", "bootstrap", "--org", name],
             cwd=ROOT,
             env=self._env,
             capture_output=True,

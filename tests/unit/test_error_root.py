@@ -11,7 +11,7 @@ import builtins
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("app", "api", "streams", "tables")
+PACKAGES = ("app", "api", "streams", "tables", "cli")
 LIBRARY_ERRORS = {"KafkaError", "HTTPException"}
 
 

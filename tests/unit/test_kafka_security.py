@@ -184,7 +184,7 @@ def test_check_access_leaves_an_unreachable_broker_to_the_callers_wait(ca: TestC
 def test_cli_names_the_variable_in_one_line() -> None:
     env = {**os.environ, "TOCSIN_KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "TOCSIN_KAFKA_SASL_MECHANISM": "PLAIN"}
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "kafka-check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "cli", "kafka-check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1
     assert done.stderr.strip() == (
@@ -200,7 +200,7 @@ def test_every_kafka_client_of_the_product_is_built_with_the_security_arguments(
 
     clients = {"AIOKafkaProducer", "AIOKafkaConsumer", "AIOKafkaAdminClient", "AIOKafkaClient"}
     built, missing = [], []
-    for package in ("app", "api", "streams", "tables"):
+    for package in ("app", "api", "streams", "tables", "cli"):
         for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
                 if not isinstance(node, ast.Call):
@@ -223,7 +223,7 @@ def test_every_kafka_client_of_the_product_is_built_with_the_security_arguments(
 def test_tocsin_run_refuses_security_settings_for_its_plaintext_broker(tmp_path: Path) -> None:
     env = {**os.environ, "TOCSIN_VAR_DIR": str(tmp_path), "TOCSIN_KAFKA_SECURITY_PROTOCOL": "SSL"}
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "cli", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1
     assert done.stderr.startswith("tocsin: `tocsin run` starts its own PLAINTEXT broker, but ")

@@ -77,7 +77,7 @@ def test_tocsin_run_no_longer_opens_private_networks() -> None:
     """The local stack (`make run`) starts the API and the worker without TOCSIN_ALLOW_PRIVATE_NETWORKS."""
     import inspect
 
-    from app.cli import run as cli
+    from cli import run as cli
 
     assert "TOCSIN_ALLOW_PRIVATE_NETWORKS" not in inspect.getsource(cli)
     assert ipaddress.ip_address("127.0.0.1").is_loopback

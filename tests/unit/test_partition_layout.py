@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from app.cli.partitions import relocated
 from app.domain.control import ControlState
 from app.domain.pipeline import StoredControl
 from app.kafka import topics
 from app.kafka.topics import keyed_topics, mismatch_message, topic_specs
 from app.settings import Settings
+from cli.partitions import relocated
 from tables.codecs import StoredKey, dump_control, dump_key, load_control, load_key
 
 SETTINGS = Settings(topic_prefix="p.", worker_id="w", publish_partitions=12)

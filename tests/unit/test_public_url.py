@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.main import main
 from app.settings import Settings, get_settings
+from cli.main import main
 
 MESSAGE = "TOCSIN_PUBLIC_URL is not set"
 
@@ -79,7 +79,7 @@ def test_a_public_url_that_is_not_an_http_url_is_refused_naming_the_setting(valu
 
 
 def test_tocsin_run_gives_its_processes_a_loopback_public_url() -> None:
-    from app.cli.run import process_env
+    from cli.run import process_env
 
     assert process_env(Settings(api_port=8123), {})["TOCSIN_PUBLIC_URL"] == "http://127.0.0.1:8123"
     assert process_env(Settings(api_host="0.0.0.0"), {})["TOCSIN_PUBLIC_URL"] == "http://127.0.0.1:8080"

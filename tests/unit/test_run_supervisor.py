@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.cli.run import RESTARTS_PER_MINUTE, Supervisor
+from cli.run import RESTARTS_PER_MINUTE, Supervisor
 
 
 class FakeProcess:

@@ -136,7 +136,7 @@ def test_a_public_or_short_key_in_a_file_is_refused(tmp_path: Path, content: str
 def test_the_command_line_refuses_the_placeholder_with_a_clear_message(tmp_path: Path) -> None:
     for command in ("api", "worker", "run"):
         out = subprocess.run(
-            [sys.executable, "-m", "app.cli", command],
+            [sys.executable, "-m", "cli", command],
             cwd=ROOT,
             env={**os.environ, "TOCSIN_VAR_DIR": str(tmp_path), "TOCSIN_TOKEN_SIGNING_KEY": PLACEHOLDER},
             capture_output=True,
@@ -152,7 +152,7 @@ def test_the_command_line_refuses_the_placeholder_with_a_clear_message(tmp_path:
 def test_a_short_key_file_stops_the_api_with_a_clear_message(tmp_path: Path) -> None:
     (tmp_path / DEFAULT_KEY_FILE).write_text("too-short\n")
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "api"],
+        [sys.executable, "-m", "cli", "api"],
         cwd=ROOT,
         env={**os.environ, "TOCSIN_VAR_DIR": str(tmp_path), "TOCSIN_PUBLIC_URL": "http://127.0.0.1:8080"},
         capture_output=True,

@@ -3,8 +3,8 @@ bootstrap on first start, API and worker; Ctrl-C stops them all. An API or worke
 started again (its state is in the database, Kafka and its data directory); one that exits more
 than ``RESTARTS_PER_MINUTE`` times in a minute stops everything.
 
-The one product module that starts development infrastructure: its imports of ``devstack`` are an
-exception the import-linter contracts name (pyproject.toml)."""
+With ``tocsin kafka``, the one command that starts development infrastructure (devstack/): only cli/
+imports it (pyproject.toml's contracts)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 
 import httpx
 
-from app.cli.bootstrap import bootstrap_organization
-from app.cli.common import say, signing_keys
-from app.cli.kafka import local_kafka
-from app.cli.migrate import cmd_migrate
 from app.settings import Settings
+from cli.bootstrap import bootstrap_organization
+from cli.common import say, signing_keys
+from cli.kafka import local_kafka
+from cli.migrate import cmd_migrate
 
 RESTARTS_PER_MINUTE = 5
 
@@ -113,7 +113,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
         raise SystemExit(
             f"tocsin: `tocsin run` starts its own PLAINTEXT broker, but TOCSIN_KAFKA_SECURITY_PROTOCOL="
             f"{settings.kafka_security_protocol}: unset it, or start the broker (tocsin kafka --scram-user "
-            "NAME:PASSWORD) and tocsin api and tocsin worker yourself (README, Managed Kafka)"
+            "NAME:PASSWORD) and tocsin api and tocsin worker yourself (docs/guides/managed-kafka.md)"
         )
     kafka = local_kafka(settings)
     assert isinstance(kafka, LocalKafka)
@@ -121,7 +121,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
     stopping = False
     env = process_env(settings, os.environ)
-    supervisor = Supervisor(lambda role: subprocess.Popen([sys.executable, "-m", "app.cli", role], env=env))
+    supervisor = Supervisor(lambda role: subprocess.Popen([sys.executable, "-m", "cli", role], env=env))
     signing_keys(settings)  # created once here, before the API replicas that read it start
 
     def on_signal(_signum: int, _frame: object) -> None:
@@ -137,7 +137,7 @@ def cmd_run(settings: Settings, org_name: str) -> None:
         cmd_migrate(settings)
         created = asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=True))
         # Webhooks to a local receiver need an explicit, narrow allowance (never private networks):
-        # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (README, Configuration).
+        # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (docs/reference/configuration.md).
         if settings.loopback_targets:
             say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
         say(f"public URL {env['TOCSIN_PUBLIC_URL']} (TOCSIN_PUBLIC_URL): federated credentials' default audience")

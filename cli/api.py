@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.cli.common import signing_keys
 from app.settings import Settings
+from cli.common import signing_keys
 
 
 def cmd_api(settings: Settings) -> None:

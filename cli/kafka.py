@@ -1,17 +1,16 @@
 """``tocsin kafka [--nodes N | --scram-user NAME:PASSWORD ...]``: a local Kafka (devstack/kafka.py), one
 broker or a cluster; with ``--scram-user``, one broker whose listener is SASL_SSL (SCRAM logins, a CA
-made for it), to rehearse a managed Kafka's settings (README, Managed Kafka).
+made for it), to rehearse a managed Kafka's settings (docs/guides/managed-kafka.md).
 
-Development infrastructure, not the product: the import of ``devstack`` is an exception the
-import-linter contracts name (pyproject.toml)."""
+Development infrastructure, not the product: only cli/ imports ``devstack`` (pyproject.toml's contracts)."""
 
 from __future__ import annotations
 
 import signal
 import time
 
-from app.cli.common import say
 from app.settings import Settings
+from cli.common import say
 
 
 def local_kafka(settings: Settings) -> object:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from app.cli.common import say
-from app.cli.migrate import cmd_migrate
 from app.settings import Settings
+from cli.common import say
+from cli.migrate import cmd_migrate
 
 
 async def bootstrap_organization(settings: Settings, org_name: str, only_if_empty: bool) -> dict[str, str] | None:

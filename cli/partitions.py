@@ -42,12 +42,12 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrP
 from aiokafka.protocol.admin import DescribeGroupsRequest_v0, DescribeGroupsRequest_v1, DescribeGroupsRequest_v2
 from aiokafka.protocol.api import Request
 
-from app.cli.common import say
 from app.errors import TocsinError
 from app.kafka import topics
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.security import client_args, start_client
 from app.settings import Settings
+from cli.common import say
 from tables.codecs import (
     PROGRESS_KEY,
     UnreadableValue,
@@ -98,7 +98,7 @@ def relocated(changelog: str, value: bytes) -> bytes:
 
 async def _admin(settings: Settings) -> AIOKafkaAdminClient:
     admin = AIOKafkaAdminClient(**client_args(settings), request_timeout_ms=30000)
-    await start_client(admin, settings)  # a refused login or certificate: one line (app/cli/main.py)
+    await start_client(admin, settings)  # a refused login or certificate: one line (cli/main.py)
     return admin
 
 

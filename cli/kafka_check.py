@@ -1,5 +1,5 @@
 """``tocsin kafka-check``: connect to the configured Kafka as the API and the worker will (bootstrap
-servers, TLS, SASL; README, Managed Kafka) and print what it found as one JSON line: the brokers, and
+servers, TLS, SASL; docs/guides/managed-kafka.md) and print what it found as one JSON line: the brokers, and
 which of Tocsin's topics exist. Exits non-zero with one line when the broker refuses the login, its
 certificate is not trusted, or no broker answers."""
 

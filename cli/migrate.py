@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.cli.common import say
 from app.settings import Settings
+from cli.common import say
 
 
 def cmd_migrate(settings: Settings) -> None:

@@ -8,27 +8,34 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.cli.api import cmd_api
-from app.cli.bootstrap import cmd_bootstrap
-from app.cli.kafka import cmd_kafka
-from app.cli.kafka_check import cmd_kafka_check
-from app.cli.migrate import cmd_migrate
-from app.cli.partitions import cmd_partitions
-from app.cli.purge import cmd_purge
-from app.cli.run import cmd_run
-from app.cli.worker import cmd_worker
 from app.identity.signing_keys import SigningKeyError
 from app.kafka.security import KafkaAccessError
 from app.kafka.topics import PartitionMismatch
 from app.observability.logs import configure as configure_logging
 from app.settings import Settings, get_settings
+from cli.api import cmd_api
+from cli.bootstrap import cmd_bootstrap
+from cli.kafka import cmd_kafka
+from cli.kafka_check import cmd_kafka_check
+from cli.migrate import cmd_migrate
+from cli.partitions import cmd_partitions
+from cli.purge import cmd_purge
+from cli.run import cmd_run
+from cli.worker import cmd_worker
+
+# Where a refused start points its reader: the documentation site's pages (docs/, `make docs`).
+CONFIGURATION_PAGE = "docs/reference/configuration.md"
+MANAGED_KAFKA_PAGE = "docs/guides/managed-kafka.md"
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tocsin`` command's parser (also read by scripts/reference/ for docs/reference/cli.md)."""
     parser = argparse.ArgumentParser(prog="tocsin", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="broker + migrations + api + worker")
-    run.add_argument("--org", default="Tocsin")
+    run.add_argument(
+        "--org", default="Tocsin", help="the organization bootstrapped on the first start (its owner's token printed)"
+    )
     sub.add_parser("api", help="the HTTP API (uvicorn)")
     sub.add_parser("worker", help="the Faust worker")
     kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
@@ -43,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("migrate", help="bring the database schema up to date")
     sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
     boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
-    boot.add_argument("--org", required=True)
+    boot.add_argument("--org", required=True, help="the new organization's name (its owner's token is printed once)")
     boot.add_argument(
         "--if-empty",
         action="store_true",
@@ -55,6 +62,11 @@ def main(argv: list[str] | None = None) -> None:
     grow.add_argument(
         "--count", type=int, required=True, help="the new partition count (then TOCSIN_PUBLISH_PARTITIONS)"
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         settings = get_settings()
@@ -66,9 +78,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _dispatch(args, settings)
     except SigningKeyError as exc:
-        raise SystemExit(f"tocsin: {exc} (see README, Configuration)") from None
+        raise SystemExit(f"tocsin: {exc} (see {CONFIGURATION_PAGE})") from None
     except KafkaAccessError as exc:
-        raise SystemExit(f"tocsin: {exc} (see README, Managed Kafka)") from None
+        raise SystemExit(f"tocsin: {exc} (see {MANAGED_KAFKA_PAGE})") from None
     except PartitionMismatch as exc:  # the API and the worker refuse to start on mismatched topics
         raise SystemExit(f"tocsin: {exc}") from None
 

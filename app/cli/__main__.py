@@ -1,6 +1,0 @@
-"""``python -m app.cli <command>`` (how ``tocsin run``, the Makefile and the tests start the processes)."""
-
-from app.cli.main import main
-
-if __name__ == "__main__":
-    main()
