@@ -14,11 +14,14 @@ import atexit
 import base64
 import contextlib
 import fcntl
+import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -72,11 +75,19 @@ appender.file.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = WARN
 rootLogger.appenderRef.file.ref = FILE
 """
-# The SASL_SSL listener (LocalKafka(scram_users=...)): SCRAM logins (users created when the storage is
-# formatted), TLS with a certificate signed by a CA made for this node. The controller and
-# inter-broker listeners stay PLAINTEXT on loopback.
+# A SASL node (LocalKafka(scram_users=...)) has no listener without a login. Clients and the broker
+# itself (inter-broker requests, such as transaction markers) use the SASL_SSL listener: SCRAM
+# logins (users created when the storage is formatted; the broker's own is BROKER_USER), TLS with a
+# certificate signed by a CA made for this node. The controller listener is SASL_SSL too, with PLAIN
+# (KRaft cannot check SCRAM there: the credentials live in the metadata the controller serves). The
+# broker's and the controller's passwords are random, made once per data directory, and written
+# only to files of mode 0600 (server.properties, and the format's argument file, deleted after it).
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+BROKER_USER = "tocsin-local-broker"
+_BROKER_MECHANISM = "SCRAM-SHA-512"
 _SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+_PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+_INTERNAL_SECRETS = "internal-logins.json"  # {"broker": password, "controller": password}, mode 0600
 _SCRAM_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _INFO_LOGGERS = ("KafkaRaftServer", "BrokerServer", "ControllerServer", "SharedServer")
 
@@ -240,6 +251,21 @@ def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, readable and writable by its owner only (from its creation on)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def _argfile_line(arg: str) -> str:
+    """``arg`` as one line of a Java launcher argument file: quoted, its backslashes escaped."""
+    if any(c in arg for c in '"\n\r'):
+        raise KafkaLocalError(f"cannot pass {arg!r} in an argument file")
+    return '"' + arg.replace("\\", "\\\\") + '"\n'
+
+
 def _log4j2_config(log_file: Path) -> str:
     """Return a log4j2 properties config sending broker logs to ``log_file`` only."""
     text = _LOG4J2.format(log_file=str(log_file).replace("\\", "\\\\"))
@@ -248,15 +274,17 @@ def _log4j2_config(log_file: Path) -> str:
     return text
 
 
-async def _probe(bootstrap: str, wait_seconds: float) -> set[int]:
+async def _probe(bootstrap: str, wait_seconds: float, **security: Any) -> set[int]:
     """Return the ids of the live brokers a metadata request lists (empty if none answers).
 
     A KRaft node appears there once the controller quorum has registered and unfenced it.
+    ``security``: the client's TLS and SASL arguments (:meth:`LocalKafka._probe_security`).
     """
     admin = AIOKafkaAdminClient(
         bootstrap_servers=bootstrap,
         request_timeout_ms=max(1000, int(wait_seconds * 1000)),
         client_id="tocsin-local-kafka-probe",
+        **security,
     )
     try:
         await asyncio.wait_for(admin.start(), wait_seconds)
@@ -304,8 +332,8 @@ class LocalKafka:
         (used when formatting storage) defaults to a random one. With ``scram_users`` (name →
         password) the client listener on ``port`` is SASL_SSL: those users log in with SCRAM-SHA-256
         or -512, and the broker's certificate is signed by a CA made for it (:attr:`ca_file`);
-        the node also listens on a PLAINTEXT loopback port of its own (between brokers, and for
-        :meth:`wait_ready`).
+        its controller listener is SASL_SSL too (PLAIN, a random password): no listener takes a
+        client that does not log in, and no command line holds a password.
         """
         self.data_dir = Path(data_dir).resolve()
         self.version = version
@@ -327,11 +355,10 @@ class LocalKafka:
         for user, password in self.scram_users.items():
             if not (_SCRAM_NAME.fullmatch(user) and _SCRAM_NAME.fullmatch(password)):
                 raise ValueError(f"SCRAM user {user!r}: names and passwords of letters, digits, '_', '.', '-'")
-        self.internal_port: int | None = None
+        if BROKER_USER in self.scram_users:
+            raise ValueError(f"SCRAM user {BROKER_USER!r} is the broker's own")
         self._tls: BrokerTls | None = None
-        if self.scram_users:
-            while self.internal_port is None or self.internal_port in (self.port, self.controller_port):
-                self.internal_port = free_port(self.host)
+        self._log_from = 0  # the log's size when the JVM was launched: its lines after it are this run's
 
     @property
     def bootstrap(self) -> str:
@@ -355,10 +382,28 @@ class LocalKafka:
             self._tls = broker_tls(self.data_dir / "tls")
         return self._tls
 
-    @property
-    def _plain_bootstrap(self) -> str:
-        """A PLAINTEXT address of this node (the probe's): the client listener, or the internal one."""
-        return f"{self.host}:{self.internal_port}" if self.internal_port is not None else self.bootstrap
+    def _internal_secrets(self) -> dict[str, str]:
+        """The broker's SCRAM password and the controller listener's PLAIN one: made at the first
+        start of this data directory, then read back (the broker's is in the cluster metadata)."""
+        path = self.data_dir / _INTERNAL_SECRETS
+        if not path.exists():
+            made = {"broker": secrets.token_urlsafe(24), "controller": secrets.token_urlsafe(24)}
+            _write_private(path, json.dumps(made))
+        loaded: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+        return loaded
+
+    def _probe_security(self) -> dict[str, Any]:
+        """What :func:`_probe` needs to reach this node: nothing for PLAINTEXT; the broker's own
+        SCRAM login over TLS for a SASL node."""
+        if not self.scram_users:
+            return {}
+        return {
+            "security_protocol": "SASL_SSL",
+            "ssl_context": ssl.create_default_context(cafile=str(self.ca_file)),
+            "sasl_mechanism": _BROKER_MECHANISM,
+            "sasl_plain_username": BROKER_USER,
+            "sasl_plain_password": self._internal_secrets()["broker"],
+        }
 
     @property
     def pid(self) -> int | None:
@@ -399,7 +444,7 @@ class LocalKafka:
             return
         libs = resolve_jars(self.version, self.cache_dir, self.progress)
         java = _require_tool("java")
-        for port in (self.port, self.controller_port, *([self.internal_port] if self.internal_port else [])):
+        for port in (self.port, self.controller_port):
             if port_open(self.host, port):
                 raise KafkaLocalError(f"port {self.host}:{port} is already in use")
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -410,6 +455,7 @@ class LocalKafka:
         jvm += [f"-Dlog4j2.configurationFile={log4j2}", "-cp", str(libs / "*")]
         self._format(jvm, props)
         log = self.log_file
+        self._log_from = log.stat().st_size if log.exists() else 0
         self.progress(f"kafka: starting {self.name} on {self.bootstrap}; log: {log}")
         with open(log, "ab") as out:
             self._proc = subprocess.Popen(
@@ -485,50 +531,89 @@ class LocalKafka:
             **self.extra_properties,
         }
         path = self.data_dir / "server.properties"
-        # a multi-line value (the PEM ones) as one line: java.util.Properties reads "\\n" as a newline
-        path.write_text("".join(f"{k}={v}".replace("\n", "\\n") + "\n" for k, v in props.items()))
+        # a multi-line value (the PEM ones) as one line: java.util.Properties reads "\\n" as a newline;
+        # readable by its owner only: it holds the TLS key and, on a SASL node, the internal passwords
+        _write_private(path, "".join(f"{k}={v}".replace("\n", "\\n") + "\n" for k, v in props.items()))
         log4j2 = _log4j2_config(self.log_file)
         (self.data_dir / "log4j2.properties").write_text(log4j2, encoding="utf-8")
         return path
 
     def _sasl_ssl_properties(self) -> dict[str, str]:
-        """The listeners and security of a SASL_SSL node (empty for a PLAINTEXT one)."""
+        """The listeners and security of a SASL node (empty for a PLAINTEXT one): SASL_SSL only."""
         if not self.scram_users:
             return {}
-        host, port, iport, cport = self.host, self.port, self.internal_port, self.controller_port
+        host, port, cport = self.host, self.port, self.controller_port
         tls = self._broker_tls()
+        internal = self._internal_secrets()
+        broker, controller = internal["broker"], internal["controller"]
         props = {
-            "listeners": f"SASL_SSL://{host}:{port},PLAINTEXT://{host}:{iport},CONTROLLER://{host}:{cport}",
-            "advertised.listeners": f"SASL_SSL://{host}:{port},PLAINTEXT://{host}:{iport}",
-            "listener.security.protocol.map": "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listeners": f"SASL_SSL://{host}:{port},CONTROLLER://{host}:{cport}",
+            "advertised.listeners": f"SASL_SSL://{host}:{port}",
+            "listener.security.protocol.map": "SASL_SSL:SASL_SSL,CONTROLLER:SASL_SSL",
+            "inter.broker.listener.name": "SASL_SSL",
+            "sasl.mechanism.inter.broker.protocol": _BROKER_MECHANISM,
             "sasl.enabled.mechanisms": ",".join(SCRAM_MECHANISMS),
+            "listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+            "sasl.mechanism.controller.protocol": "PLAIN",
+            "listener.name.controller.plain.sasl.jaas.config": (
+                f'{_PLAIN_MODULE} required username="controller" password="{controller}" '
+                f'user_controller="{controller}";'
+            ),
             "ssl.keystore.type": "PEM",
             "ssl.keystore.certificate.chain": tls.chain_pem,
             "ssl.keystore.key": tls.key_pem,
+            # the broker is a TLS client of its own listeners (inter-broker, controller)
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.certificates": tls.ca_file.read_text(encoding="utf-8"),
         }
         for mechanism in SCRAM_MECHANISMS:
             props[f"listener.name.sasl_ssl.{mechanism.lower()}.sasl.jaas.config"] = _SCRAM_LOGIN
+        # the broker logs in to its own listener as BROKER_USER (the server side ignores these)
+        props[f"listener.name.sasl_ssl.{_BROKER_MECHANISM.lower()}.sasl.jaas.config"] = (
+            f'{_SCRAM_LOGIN[:-1]} username="{BROKER_USER}" password="{broker}";'
+        )
         return props
 
     def _format(self, jvm: list[str], props: Path) -> None:
-        """Format KRaft storage unless ``meta.properties`` shows it is already done."""
+        """Format KRaft storage unless ``meta.properties`` shows it is already done.
+
+        SCRAM credentials live in the cluster metadata, so they are added here (``--add-scram``, which
+        the tool reads from its arguments only): the main class and its arguments go in a Java
+        launcher argument file (``java @file``, mode 0600, deleted afterwards), so that no command
+        line (``/proc/<pid>/cmdline``, ``ps``) shows a password."""
         if (self.data_dir / "logs" / "meta.properties").exists():
             return
         self.progress(f"kafka: formatting storage of {self.name}")
         tool = ["kafka.tools.StorageTool", "format", "-t", self.cluster_id or _cluster_id(), "-c", str(props)]
-        for user, password in self.scram_users.items():  # SCRAM credentials live in the cluster metadata
+        logins = dict(self.scram_users)
+        if self.scram_users:
+            logins[BROKER_USER] = self._internal_secrets()["broker"]
+        for user, password in logins.items():
             for mechanism in SCRAM_MECHANISMS:
                 tool += ["--add-scram", f"{mechanism}=[name={user},password={password}]"]
-        cmd = [*jvm, *tool]
-        done = subprocess.run(cmd, cwd=self.data_dir, capture_output=True, check=False)
+        argfile = self.data_dir / "format.args"
+        _write_private(argfile, "".join(_argfile_line(arg) for arg in tool))
+        try:
+            done = subprocess.run([*jvm, f"@{argfile}"], cwd=self.data_dir, capture_output=True, check=False)
+        finally:
+            argfile.unlink(missing_ok=True)
         if done.returncode != 0:
             output = (done.stdout + done.stderr).decode(errors="replace")
             raise KafkaLocalError(f"kafka storage format failed:\n{output}")
 
+    def _log_says_started(self) -> bool:
+        """Whether this run's lines of the log say the server started (KafkaRaftServer's INFO line)."""
+        try:
+            with open(self.log_file, "rb") as log:
+                log.seek(self._log_from)
+                return b"Kafka Server started" in log.read()
+        except OSError:
+            return False
+
     def wait_ready(self, deadline: float, bootstrap: str | None = None) -> None:
         """Poll (``bootstrap``, default this node) until the cluster lists this node as a live
         broker; fail fast if the JVM exits, or at ``deadline`` (a :func:`time.monotonic` time)."""
-        bootstrap = bootstrap or self._plain_bootstrap
+        bootstrap = bootstrap or self.bootstrap
         while True:
             proc = self._proc
             if proc is None or proc.poll() is not None:
@@ -539,9 +624,16 @@ class LocalKafka:
             if remaining <= 0:
                 why = f"kafka {self.name} not ready on {self.bootstrap}"
                 raise KafkaLocalError(f"{why}; log tail:\n{_tail(self.log_file)}")
-            # a cheap TCP check first keeps aiokafka from logging connection errors
-            probe = partial(_probe, bootstrap, min(5.0, max(remaining, 0.5)))
-            if port_open(self.host, self.port) and self.node_id in run_coro_sync(probe):
+            # a cheap TCP check first keeps aiokafka from logging connection errors; a SASL node is asked
+            # once its log says it started: a TLS handshake cut short by the probe's timeout while the
+            # JVM warms up leaves asyncio's socket unclosed (a ResourceWarning)
+            if self.scram_users:
+                probe = partial(_probe, bootstrap, max(remaining, 0.5), **self._probe_security())
+                ready = self._log_says_started()
+            else:
+                probe = partial(_probe, bootstrap, min(5.0, max(remaining, 0.5)))
+                ready = True
+            if ready and port_open(self.host, self.port) and self.node_id in run_coro_sync(probe):
                 return
             time.sleep(0.25)
 

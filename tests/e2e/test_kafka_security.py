@@ -7,13 +7,19 @@ saying what is wrong, no traceback."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import ssl
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from app.domain.webhooks import new_secret
 from devstack.kafka import LocalKafka
@@ -28,11 +34,23 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 USER, PASSWORD = "tocsin-app", "kafka-s3cret-pw"
 
 
+# Every command line the broker's start ran (the storage format, the JVM): see secure_kafka.
+LAUNCHED: list[list[str]] = []
+
+
 @pytest.fixture(scope="module")
 def secure_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
     """A broker whose client listener is SASL_SSL (SCRAM users, self-made CA); stopped after the module."""
     broker = LocalKafka(tmp_path_factory.mktemp("kafka-sasl"), scram_users={USER: PASSWORD, "other": "other-pw"})
-    broker.start()
+    real_popen = subprocess.Popen
+
+    def recording_popen(args: Any, *rest: Any, **kwargs: Any) -> Any:
+        LAUNCHED.append([str(a) for a in args])
+        return real_popen(args, *rest, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:  # subprocess.run starts its process with Popen too
+        patch.setattr(subprocess, "Popen", recording_popen)
+        broker.start()
     yield broker
     broker.stop()
 
@@ -168,12 +186,80 @@ def test_untrusted_broker_certificate_stops_the_process_with_one_line(
 def test_a_listener_speaking_another_protocol_is_named(
     secure_stack: Callable[..., Stack],
     secure_kafka: LocalKafka,
+    request: pytest.FixtureRequest,
     listener: str,
     client: dict[str, str | None],
     expected: str,
 ) -> None:
-    """The client's protocol is not the listener's: one line saying so, not a wait for a broker that answers."""
-    port = secure_kafka.internal_port if listener == "plaintext" else secure_kafka.port
-    stack = secure_stack(BOOTSTRAP=f"{secure_kafka.host}:{port}", **client)
+    """The client's protocol is not the listener's: one line saying so, not a wait for a broker that
+    answers. A PLAINTEXT listener is the session's broker's (the SASL one has none)."""
+    broker: LocalKafka = request.getfixturevalue("kafka") if listener == "plaintext" else secure_kafka
+    stack = secure_stack(BOOTSTRAP=broker.bootstrap, **client)
     done = _cli(stack, "kafka-check")
-    _assert_one_clear_line(done, expected, f"{secure_kafka.host}:{port}")
+    _assert_one_clear_line(done, expected, broker.bootstrap)
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (its sockets in /proc/<pid>/net/tcp in state LISTEN)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = os.readlink(fd)
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                ports.add(int(fields[1].rpartition(":")[2], 16))
+    return ports
+
+
+async def _answers_without_login(address: str, **security: Any) -> bool:
+    """Whether a client that does not log in gets the cluster's metadata at ``address``."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=address, request_timeout_ms=3000, **security)
+    try:
+        await asyncio.wait_for(admin.start(), 15)
+        await asyncio.wait_for(admin.describe_cluster(), 15)
+        return True
+    except (KafkaError, OSError, TimeoutError):
+        return False
+    finally:
+        await admin.close()
+
+
+def test_no_listener_of_the_sasl_broker_takes_a_client_that_does_not_log_in(secure_kafka: LocalKafka) -> None:
+    """Issue 30, item 3: the rehearsal broker listened on a PLAINTEXT port beside the SASL_SSL one
+    (between brokers, and for its readiness probe), where any local process read every topic
+    without a login. Every port its JVM listens on is tried, without TLS and with TLS but no SASL.
+    Before the fix the PLAINTEXT port answered."""
+    assert secure_kafka.pid is not None
+    ports = _listening_ports(secure_kafka.pid)
+    assert secure_kafka.port in ports and secure_kafka.controller_port in ports, ports
+    tls = ssl.create_default_context(cafile=str(secure_kafka.ca_file))
+    answered = [
+        (port, protocol)
+        for port in sorted(ports)
+        for protocol, security in (("PLAINTEXT", {}), ("SSL", {"security_protocol": "SSL", "ssl_context": tls}))
+        if asyncio.run(_answers_without_login(f"{secure_kafka.host}:{port}", **security))
+    ]
+    assert answered == [], f"listeners that serve a client without a login: {answered}"
+
+
+def test_no_command_line_of_the_sasl_broker_shows_a_password(secure_kafka: LocalKafka) -> None:
+    """Issue 30, item 3: the SCRAM passwords went to the storage format as arguments, readable by
+    every local user in /proc/<pid>/cmdline (``ps``) while it ran. No command line the broker's
+    start ran, nor of any process running now, holds one of them. Before the fix the format's did."""
+    secrets = list(secure_kafka.scram_users.values())
+    assert LAUNCHED, "the broker's start ran no process: the fixture recorded nothing"
+    shown = [argv for argv in LAUNCHED if any(secret in " ".join(argv) for secret in secrets)]
+    assert shown == [], f"command lines with a SCRAM password: {shown}"
+    running = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().decode(errors="replace")
+        except OSError:  # the process ended meanwhile
+            continue
+        if any(secret in text for secret in secrets):
+            running.append(cmdline.parent.name)
+    assert running == [], f"processes whose command line holds a SCRAM password: {running}"
