@@ -16,11 +16,12 @@ Each of ``lanes`` producers (transactional ids ``<id>-0``, ``<id>-1``, …) has 
 its transactions one at a time. A transaction costs the broker about the same whatever it holds
 (coordinator round trips, a write to the transaction log at each step, one marker per partition:
 KIP-98 measured about 3 % of throughput for transactions of 100 ms), so publishes are grouped by
-time: one lane at a time collects, from the moment the oldest queued publish arrived until
-``window`` seconds later (or ``max_records`` are queued), then takes everything queued and runs
-the transaction while the next free lane collects the next group. The lanes overlap: a publish
-waits for at most one window (plus a transaction in progress when every lane is busy), and a
-publish queued while every lane was busy found its window already passed. A transaction's
+time: one lane at a time collects, until ``window`` seconds after the oldest queued publish
+arrived and after the previous group was taken (or until ``max_records`` are queued), then takes
+everything queued and runs the transaction while the next free lane collects the next group. At
+most one transaction begins per window, so a busy moment fills transactions rather than adding
+them; the lanes overlap, so a publish waits for at most one window (plus a transaction in
+progress when every lane is busy, a wait that counts towards its window). A transaction's
 partitions are those its publishes' keys map to: records of one key go to one partition, so a
 busy key adds its publishes to a transaction, not partitions.
 
@@ -127,6 +128,7 @@ class TransactionalPublisher:
     _lanes: list[_Lane] = field(default_factory=list)
     _queue: deque[_Publish] = field(default_factory=deque)
     _queued_records: int = 0
+    _closed: float = float("-inf")  # loop time the last group was taken
     _wake: asyncio.Event = field(default_factory=asyncio.Event)  # something queued (or stopping)
     _full: asyncio.Event = field(default_factory=asyncio.Event)  # max_records queued (or stopping)
     _collecting: asyncio.Lock = field(default_factory=asyncio.Lock)  # one lane collects at a time
@@ -230,7 +232,9 @@ class TransactionalPublisher:
         if self._stopping:
             return []
         loop = asyncio.get_running_loop()
-        closes = self._queue[0].queued + self.window
+        # at most one transaction begins per window, whatever the lanes: under a load that keeps every
+        # lane busy, a freed lane would otherwise take whatever queued meanwhile, a small group
+        closes = max(self._queue[0].queued, self._closed) + self.window
         while self._queued_records < self.max_records and not self._stopping and loop.time() < closes:
             self._full.clear()
             with contextlib.suppress(TimeoutError):
@@ -238,7 +242,7 @@ class TransactionalPublisher:
                     await self._full.wait()
         group: list[_Publish] = []
         size = 0
-        now = loop.time()
+        now = self._closed = loop.time()
         while self._queue:
             item = self._queue[0]
             if group and size + len(item.records) > self.max_records:
