@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint unit fuzz bench system-deps clean lock compose-test docs
+.PHONY: help run test lint unit fuzz bench bench-report system-deps clean lock compose-test docs
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -62,7 +62,12 @@ fuzz: $(STAMP) system-deps ## Longer hostile-input runs: schemathesis on every o
 
 bench: $(STAMP) ## Benchmarks (publish, IAM, exchange, control agent, webhook latency, recovery), each with a same-run baseline
 	@scripts/system-deps.sh --bench
-	$(BIN)/python -m tests.bench.run
+	$(BIN)/python -m tests.bench.run $(BENCH_ARGS)
+
+# bench-results/latest.json (committed: its git history is the figures' history) is the one source of
+# docs/benchmarks.md's figures table; `make bench BENCH_ARGS='--only publish'` replaces that section only.
+bench-report: $(STAMP) ## Regenerate docs/benchmarks.md's figures table from bench-results/latest.json
+	$(BIN)/python -m scripts.bench_report
 
 # scripts/compose_test.py exits 3 when no container engine can run here (the reason printed); make turns
 # every failure into its own status 2, so .ci/run calls the script directly to tell the two apart.

@@ -1,6 +1,9 @@
 """Bench section ``control``: events/s through the control agent on one worker, from a topic
 filled beforehand, next to a naive Faust pass-through agent (one ``send`` per event) and a
-consume-only agent on the same topic in the same run (tests/bench/control_worker.py).
+consume-only agent on the same topic in the same run (tests/bench/control_worker.py), and a peer
+built with quixstreams (tests/bench/quix_peer.py: a stateful StreamingDataFrame with its RocksDB
+state deciding the same METRIC ABSOLUTE rule per partition key, one output per NOTIFY) in a
+virtualenv of its own (:func:`quix_python`).
 
 The workload is a METRIC topic with a RUN_OPERATION_BOOK workflow: each partition key's value
 rises most of the time (NOTIFY, one incident action each) and repeats every tenth event
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -20,17 +24,39 @@ from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from devstack.kafka import free_port
-from tests.bench.common import PROFILE, api_with_topic, progress, run_control_worker, write_publishes
-from tests.support.stack import Stack
+from tests.bench.common import PROFILE, api_with_topic, progress, run_control_worker, stack_settings, write_publishes
+from tests.support.stack import ROOT, Stack
 
 PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
+QUIX_OUTPUT_TOPIC = "bench-quix-notify"
 EVENTS = 30_000
 KEYS = 500
 TARGET, STRETCH = 0.8, 1.0
+QUIX_TARGET = 1.0  # control agent ÷ the quixstreams peer (issue 31)
 ROUNDS = int(os.environ.get("TOCSIN_BENCH_ROUNDS", "2"))
-MODES = tuple(os.environ.get("TOCSIN_BENCH_MODES", "consume,passthrough,control").split(","))
+MODES = tuple(os.environ.get("TOCSIN_BENCH_MODES", "consume,passthrough,control,quixstreams").split(","))
+QUIX_LOCK = Path(__file__).with_name("quix-requirements.lock")
+QUIX_VENV = ROOT / "var" / "bench-quix-venv"
+
+
+def quix_python() -> Path:
+    """The quixstreams peer's interpreter: a virtualenv of its own under var/ (quixstreams pins
+    pydantic-settings below the product's lock), installed from tests/bench/quix-requirements.lock
+    with its hashes on first use, and again when the lock changes."""
+    python = QUIX_VENV / "bin" / "python"
+    stamp = QUIX_VENV / ".installed"
+    lock = QUIX_LOCK.read_text()
+    if python.exists() and stamp.exists() and stamp.read_text() == lock:
+        return python
+    progress(f"control: installing quixstreams into {QUIX_VENV} (tests/bench/quix-requirements.lock)")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(QUIX_VENV)], check=True)
+    pip = [str(python), "-m", "pip", "install", "-q", "--require-hashes", "-r", str(QUIX_LOCK)]
+    subprocess.run(pip, check=True)
+    stamp.write_text(lock)
+    return python
 
 
 async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> None:
@@ -38,7 +64,12 @@ async def _fill(settings: Settings, org_id: str, topic_id: str, total: int) -> N
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(settings.topic(PASSTHROUGH_TOPIC), settings.publish_partitions, 1)])
+        await admin.create_topics(
+            [
+                NewTopic(settings.topic(name), settings.publish_partitions, 1)
+                for name in (PASSTHROUGH_TOPIC, QUIX_OUTPUT_TOPIC)
+            ]
+        )
     finally:
         await admin.close()
     await write_publishes(settings, org_id, topic_id, _publishes(total))
@@ -80,7 +111,38 @@ def _sampler(mode: str) -> list[str]:
     ]
 
 
+def _run_quix(stack: Stack, total: int) -> dict[str, Any]:
+    tag = uuid.uuid4().hex[:8]
+    settings = stack_settings(stack)
+    rule = PROFILE["rules"][0]
+    log = stack.var_dir / "bench-quixstreams.log"
+    argv = [
+        *_sampler("quixstreams"),
+        str(quix_python()),
+        str(Path(__file__).with_name("quix_peer.py")),
+        settings.kafka_bootstrap,
+        settings.topic(PUBLISH),
+        settings.topic(QUIX_OUTPUT_TOPIC),
+        str(total),
+        os.environ.get("TOCSIN_BENCH_WARMUP", "2000"),
+        str(stack.var_dir / f"bench-quix-{tag}"),
+        f"bench-quix-{tag}",
+        rule["metric_name"],
+        str(rule["threshold"]),
+        str(PROFILE["exit_stable_limit"]),
+    ]
+    progress(f"control: quixstreams peer over {total} events")
+    lines, returncode = run_control_worker(argv, dict(os.environ), log, 600, "quixstreams peer")
+    for line in lines:
+        if "CONTROL_BENCH " in line:
+            result: dict[str, Any] = json.loads(line.split("CONTROL_BENCH ", 1)[1])
+            return result
+    raise RuntimeError(f"the quixstreams peer printed no result (exit {returncode}): {Stack.tail(log)}")
+
+
 def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
+    if mode == "quixstreams":
+        return _run_quix(stack, total)
     tag = uuid.uuid4().hex[:8]
     env = {
         **stack.env,
@@ -114,7 +176,11 @@ def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         raise RuntimeError("TOCSIN_BENCH_MODES must include passthrough and control")
     ratios = [r["control"]["rate"] / r["passthrough"]["rate"] for r in rounds]
     ratio = sum(ratios) / len(ratios)
+    quix_ratios = [r["control"]["rate"] / r["quixstreams"]["rate"] for r in rounds if "quixstreams" in r]
     return {
+        "quix_ratios": quix_ratios,
+        "ratio_control_to_quixstreams": sum(quix_ratios) / len(quix_ratios) if quix_ratios else None,
+        "quix_target": QUIX_TARGET,
         "events": EVENTS,
         "partition_keys": KEYS,
         "rounds": rounds,
@@ -135,11 +201,17 @@ def render_control(fig: dict[str, Any]) -> list[str]:
             extra = {k: v for k, v in run.items() if k not in ("mode", "events", "seconds", "rate")}
             lines.append(f"{n}: {mode:<12} {run['rate']:>10,.0f} {run['seconds']:>8.2f}  {extra}")
         lines.append(f"{n}: control / pass-through = {fig['ratios'][n - 1]:.2f}")
+        if fig.get("quix_ratios"):
+            lines.append(f"{n}: control / quixstreams = {fig['quix_ratios'][n - 1]:.2f}")
     ratio = fig["ratio_control_to_passthrough"]
     verdict = "stretch met" if ratio >= fig["stretch"] else "target met" if fig["met"] else "BELOW TARGET"
     lines.append(
         f"control / pass-through = {ratio:.2f} (target ≥ {fig['target']}, stretch ≥ {fig['stretch']}): {verdict}"
     )
+    quix = fig.get("ratio_control_to_quixstreams")
+    if quix is not None:
+        quix_verdict = "met" if quix >= fig["quix_target"] else "NOT met"
+        lines.append(f"control / quixstreams peer = {quix:.2f} (target ≥ {fig['quix_target']}): {quix_verdict}")
     lines.append(
         f"note: {fig['events']} events over {fig['partition_keys']} partition keys, one worker, "
         "broker on the same cores; the sinks do not run"

@@ -24,6 +24,8 @@ from tests.bench.common import PROFILE, progress, stack_settings, write_publishe
 from tests.support.stack import Stack, wait_for
 
 KEYS = 100_000
+# seconds to rebuild 100,000 keys from the changelog (issue 31; Kafka Streams: > 50,000 records/s a thread)
+TARGET_S = 2.0
 
 
 def _publishes(keys: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -94,6 +96,7 @@ def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]
         "baseline": baseline,
         "rebuilt": rebuilt,
         "recovery_seconds_per_100k_keys": per_100k,
+        "target_s": TARGET_S,
         "ready_seconds_over_baseline_per_100k_keys": ready_per_100k,
     }
 
@@ -106,6 +109,7 @@ def render_recovery(fig: dict[str, Any]) -> list[str]:
         f"recovery read {rec['records_done']:,} changelog records in {rec['partitions_total']} partitions "
         f"in {rec['seconds']:.1f} s",
         f"recovery seconds per 100,000 keys = {fig['recovery_seconds_per_100k_keys']:.1f} "
+        f"(target <= {TARGET_S:g} s: {'met' if fig['recovery_seconds_per_100k_keys'] <= TARGET_S else 'NOT met'}) "
         f"(time to ready over the baseline: {fig['ready_seconds_over_baseline_per_100k_keys']:.1f} s per 100,000 keys)",
         f"note: {fig['keys']:,} keys of control state over {fig['partitions']} partitions, one worker, "
         "broker on the same cores",

@@ -1,0 +1,211 @@
+"""``make bench-report``: the figures table of docs/benchmarks.md, generated from the last bench run.
+
+``make bench`` writes every run's figures to bench-results/latest.json (a run of one section,
+``--only NAME``, replaces that section only, with its own date and commit). This script renders
+them as one table — each figure beside the baseline measured in the same run, its target and
+its verdict — between the ``bench-report`` markers of docs/benchmarks.md, so the page's figures
+are the file's and cannot drift from it; the dated history is the file's git history.
+
+``python -m scripts.bench_report`` writes the table; ``--check`` fails when the page differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench-results" / "latest.json"
+PAGE = ROOT / "docs" / "benchmarks.md"
+START, END = "<!-- bench-report:start -->", "<!-- bench-report:end -->"
+
+Row = tuple[str, str, str, str, str]  # figure, measured, same-run baseline, target, verdict
+
+
+def _verdict(met: bool | None) -> str:
+    return "n/a (errors)" if met is None else ("met" if met else "**not met**")
+
+
+def _n(value: float | None, digits: int = 0, unit: str = "") -> str:
+    return "-" if value is None else f"{value:,.{digits}f}{unit}"
+
+
+def _publish(fig: dict[str, Any]) -> Iterator[Row]:
+    runs = fig["runs"]
+
+    def median_rps(kind: str) -> float | None:
+        values = sorted(r["rps"] for r in runs if r["kind"] == kind and r.get("valid"))
+        return values[len(values) // 2] if values else None
+
+    g, n = fig["guarantee"], fig["naive"]
+    met = (
+        None
+        if g["ratio"] is None or g["p99_ms"] is None
+        else g["ratio"] >= g["target"] and g["p99_ms"] <= g["target_p99_ms"]
+    )
+    yield (
+        "publish, guarantee on ÷ off",
+        f"{g['ratio']} x ({_n(median_rps('on'))} publishes/s, p99 {g['p99_ms']} ms)",
+        f"guarantee off: {_n(median_rps('off'))} publishes/s",
+        f"≥ {g['target']} x, p99 ≤ {g['target_p99_ms']:g} ms",
+        _verdict(met),
+    )
+    yield (
+        "publish ÷ naive FastAPI + aiokafka ingress",
+        f"{n['ratio']} x",
+        f"naive: {_n(median_rps('naive'))} publishes/s",
+        f"≥ {n['target']} x",
+        _verdict(None if n["ratio"] is None else n["ratio"] >= n["target"]),
+    )
+    b = fig.get("batch")
+    if b:
+        cpu, eps, target = b["cpu_us_per_event"], b["events_per_s"], b["targets"]["cpu_batch_raw"]
+        ratio = b.get("ratio_cpu_batch_raw")
+        yield (
+            "batch publish, API + broker CPU per event ÷ bare aiokafka",
+            f"{ratio} x ({_n(cpu['batch'], 1)} µs; {_n(eps['batch'])} events/s)",
+            f"bare aiokafka batches: {_n(cpu['raw_aiokafka'], 1)} µs; {_n(eps['raw_aiokafka'])} events/s",
+            f"≤ {target} x",
+            _verdict(None if ratio is None else ratio <= target),
+        )
+
+
+def _control(fig: dict[str, Any]) -> Iterator[Row]:
+    quix = fig.get("ratio_control_to_quixstreams")
+    if quix is not None or "quix_target" in fig:
+        yield (
+            "control agent ÷ quixstreams peer",
+            f"{_n(quix, 2)} x",
+            "quixstreams StreamingDataFrame + RocksDB, same topic",
+            f"≥ {fig.get('quix_target', 1.0)} x",
+            _verdict(None if quix is None else quix >= fig.get("quix_target", 1.0)),
+        )
+    ratio = fig["ratio_control_to_passthrough"]
+    yield (
+        "control agent ÷ Faust pass-through",
+        f"{ratio:.2f} x",
+        "Faust agent, one send per event",
+        f"≥ {fig['target']} x",
+        _verdict(ratio >= fig["target"]),
+    )
+
+
+def _webhook(fig: dict[str, Any]) -> Iterator[Row]:
+    runs = [r for r in fig["runs"] if not r.get("slow")]
+    each = ", ".join(f"{r['p50_s'] * 1e3:.0f}/{r['p99_s'] * 1e3:.0f}" for r in runs)
+    yield (
+        f"publish → webhook delivered, p50/p99 ms, {len(runs)} runs in a row",
+        each,
+        f"bare POST: p50 {fig['baseline_p50_s'] * 1e3:.1f} ms",
+        f"p50 ≤ {fig['target_p50_s'] * 1e3:.0f}, p99 ≤ {fig['target_p99_s'] * 1e3:.0f} ms, every run",
+        _verdict(all(r["met"] for r in runs)),
+    )
+
+
+def _recovery(fig: dict[str, Any]) -> Iterator[Row]:
+    seconds, target = fig["recovery_seconds_per_100k_keys"], fig.get("target_s", 2.0)
+    yield (
+        "recovery of 100,000 keys",
+        f"{seconds:.1f} s",
+        f"restart on an intact data directory: ready in {fig['baseline']['ready_seconds']:.1f} s",
+        f"≤ {target:g} s",
+        _verdict(seconds <= target),
+    )
+
+
+def _iam(fig: dict[str, Any]) -> Iterator[Row]:
+    lookup = fig["dict_lookup"]["p50_us"]
+    for label, key in (
+        ("authorization, 50 bindings", "authz_50_bindings"),
+        ("authentication, warm cache", "token_auth_warm"),
+    ):
+        f = fig[key]
+        yield (
+            label,
+            f"{f['p50_us']:.2f} µs",
+            f"dict lookup {lookup:.3f} µs",
+            f"≤ {f['target_us']:g} µs",
+            _verdict(f["met"]),
+        )
+
+
+def _memory(fig: dict[str, Any]) -> Iterator[Row]:
+    baseline = fig.get("baseline") or {}
+    per_million = fig["growth_mb_per_million"]
+    yield (
+        "worker RSS per 1,000,000 partition keys",
+        f"+{per_million:.0f} MB",
+        f"bounds lifted: +{baseline.get('growth_mb_per_million', 0):.0f} MB" if baseline else "-",
+        f"≤ {fig['target_mb']:g} MB",
+        _verdict(per_million <= fig["target_mb"]),
+    )
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
+    "publish": _publish,
+    "control": _control,
+    "webhook": _webhook,
+    "recovery": _recovery,
+    "iam": _iam,
+    "memory": _memory,
+}
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        START,
+        "<!-- generated by `make bench-report` from bench-results/latest.json: edit neither by hand -->",
+        "",
+        "| figure | measured | baseline (same run) | target | verdict | run |",
+        "|---|---|---|---|---|---|",
+    ]
+    sections = report.get("sections", {})
+    for name, renderer in RENDERERS.items():
+        fig = sections.get(name)
+        if fig is None:
+            lines.append(f"| {name} | not in bench-results/latest.json | - | - | - | - |")
+            continue
+        when = fig.get("_run", {}).get("when", report.get("when", "?"))
+        commit = fig.get("_run", {}).get("commit") or report.get("commit") or "?"
+        for row in renderer(fig):
+            lines.append("| " + " | ".join(row) + f" | {when[:10]} `{commit[:7]}` |")
+    machine = report.get("machine", {})
+    lines += [
+        "",
+        f"Machine: {machine.get('cpus', '?')} CPUs, Python {machine.get('python', '?')}; broker, API, worker "
+        "and load generator share its cores.",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def updated(page: str, table: str) -> str:
+    if START not in page or END not in page:
+        raise SystemExit(f"{PAGE.relative_to(ROOT)} has no {START} … {END} markers")
+    head, rest = page.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return head + table + tail
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="make bench-report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--check", action="store_true", help="fail when the page's table differs from the results")
+    args = parser.parse_args(argv)
+    report = json.loads(args.results.read_text())
+    page = PAGE.read_text()
+    new = updated(page, render(report))
+    if args.check:
+        if new != page:
+            sys.exit(f"{PAGE.relative_to(ROOT)}'s figures differ from {args.results}: run make bench-report")
+        return
+    PAGE.write_text(new)
+    print(f"wrote the figures table of {PAGE.relative_to(ROOT)} from {args.results}")
+
+
+if __name__ == "__main__":
+    main()
