@@ -56,7 +56,7 @@ from tables.codecs import (
     is_progress_key,
     load_control,
     load_key,
-    load_progress_state,
+    load_progress,
 )
 
 # Source topics the worker's consumer group reads: each must be drained (the changelogs are read by
@@ -167,13 +167,14 @@ TABLE_SOURCES = ((topics.PUBLISH, topics.CONTROL_CHANGELOG), (topics.IDEMPOTENCY
 READ_TIMEOUT_S = 30.0  # reading the offsets left to their end: what is not read by then counts as unapplied
 
 
-async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, tuple[int, int]]:
-    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply and the
-    commit markers it owes after the records it applied, as its table's progress key holds them in
-    the changelog (absent: nothing applied there yet)."""
+async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, int]:
+    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply, as
+    its table's progress key holds it in the changelog (absent: nothing applied there yet). The
+    commit markers owed that an older value also holds are not trusted (streams/progress.py): the
+    offsets after it are read instead."""
     names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
     counts = await topics.partition_counts(admin, names)
-    applied: dict[TopicPartition, tuple[int, int]] = {}
+    applied: dict[TopicPartition, int] = {}
     if not any(counts.values()):  # no worker of this group ever ran: nothing applied anywhere
         return applied  # (and aiokafka's consumer raises CancelledError when stopped right after its start)
     consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
@@ -183,9 +184,9 @@ async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dic
             name = topics.changelog_topic(settings, changelog)
             for partition in range(counts.get(name, 0)):
                 found = await _read_partition(consumer, TopicPartition(name, partition), is_progress_key)
-                state = load_progress_state(found.get(PROGRESS_KEY))
-                if state is not None:
-                    applied[TopicPartition(settings.topic(source), partition)] = state
+                offset = load_progress(found.get(PROGRESS_KEY))
+                if offset is not None:
+                    applied[TopicPartition(settings.topic(source), partition)] = offset
     finally:
         await consumer.stop()
     return applied
@@ -237,9 +238,7 @@ async def pending(admin: AIOKafkaAdminClient, settings: Settings) -> Pending:
             if high[tp] > ends[tp]:
                 result.open_transactions[where] = (ends[tp], high[tp])
             if tp.topic in tables:  # what the agent applied, whatever the group committed
-                start, owed = applied.get(tp, (0, 0))
-                if ends[tp] - start <= owed:  # every offset left is a commit marker owed: nothing to read
-                    start = ends[tp]
+                start = applied.get(tp, 0)
             else:
                 meta = committed.get(tp)
                 start = meta.offset if meta is not None and meta.offset >= 0 else 0

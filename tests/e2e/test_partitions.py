@@ -260,10 +260,10 @@ async def test_a_publish_during_the_grow_is_reported(kafka: LocalKafka) -> None:
 
 async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafka: LocalKafka) -> None:
     """Issue 30, item 1: what the control agent applied is its table's progress key (the next offset
-    to apply, and the commit markers owed), not the group's committed offset, which may be ahead of
-    it; and a transaction still open holds its records back from a read_committed end offset. Before
-    the fix both were taken for drained: the committed offset 4 was past the applied 1, and the
-    open transaction's record lay beyond the last stable offset."""
+    to apply), not the group's committed offset, which may be ahead of it; and a transaction still
+    open holds its records back from a read_committed end offset. Before the fix both were taken
+    for drained: the committed offset 4 was past the applied 1, and the open transaction's record
+    lay beyond the last stable offset."""
     tag = uuid.uuid4().hex[:8]
     settings = Settings(
         kafka_bootstrap=kafka.bootstrap, topic_prefix=f"d{tag}.", worker_id=f"w{tag}", publish_partitions=1
@@ -284,9 +284,9 @@ async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafk
         if commit:
             await api.commit_transaction()
 
-    async def applied(offset: int, owed: int) -> None:  # what the control agent's table stores
+    async def applied(offset: int) -> None:  # what the control agent's table stores
         name = changelog_topic(settings, CONTROL_CHANGELOG)
-        await tables.send_and_wait(name, dump_progress(offset, owed), key=PROGRESS_KEY, partition=0)
+        await tables.send_and_wait(name, dump_progress(offset), key=PROGRESS_KEY, partition=0)
 
     async def refusal() -> str:
         with pytest.raises(Refused) as refused:
@@ -303,10 +303,10 @@ async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafk
             await group.commit({publish_tp: 4})
         finally:
             await group.stop()
-        await applied(1, 0)
+        await applied(1)
         assert f"{publish_tp.topic}[0] from offset 1" in await refusal()
 
-        await applied(3, 1)  # all three applied: the one offset left is the marker owed
+        await applied(3)  # all three applied: the one offset left holds the commit marker
         await check_drained(admin, settings)
 
         await transaction(1, commit=False)  # an API's transaction still open (its record at 4)
@@ -314,7 +314,7 @@ async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafk
         assert "transaction" in message and f"{publish_tp.topic}[0]" in message, message
         await api.commit_transaction()  # its marker at 5
         assert f"{publish_tp.topic}[0] from offset 4" in await refusal()  # committed, not applied yet
-        await applied(5, 1)
+        await applied(5)
         await check_drained(admin, settings)
     finally:
         await tables.stop()
