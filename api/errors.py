@@ -81,6 +81,10 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"code": code, "message": message, "details": details or {}}
 
 
+# The statuses HTTP gives Retry-After a meaning for (RFC 6585 §4, RFC 9110 §10.2.3): a retriable error
+# answered with one of them says when to try again; any other retriable answer (a 422 for a fetch
+# that timed out) carries no header.
+WAIT_STATUSES = frozenset({429, 503})
 MAX_LISTED_FIELDS = 20  # a 422 lists at most this many failing fields, then counts the rest
 
 
@@ -106,7 +110,9 @@ def describe(exc: Exception) -> tuple[int, dict[str, Any], dict[str, str] | None
     """
     if isinstance(exc, TocsinError):
         wait = exc.retry_after if isinstance(exc, RateLimited) else 1.0
-        headers = {"Retry-After": retry_after_header(wait)} if exc.retriable else None
+        headers = (
+            {"Retry-After": retry_after_header(wait)} if exc.retriable and exc.http_status in WAIT_STATUSES else None
+        )
         return exc.http_status, error_body(exc.code, exc.message, exc.details), headers
     if isinstance(exc, ValidationError):  # without the input, context and URL: nothing of them is answered
         errors = exc.errors(include_url=False, include_context=False, include_input=False)

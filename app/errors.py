@@ -18,9 +18,9 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── InvalidFilter (app/domain/filters.py, also ValueError): a workflow filter the topic's fields refuse
  ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, answered in the RFC 6749 §5.2 form
  ├── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
- ├── FetchRefused (app/net/errors.py) [422 VAL-001]: an outbound fetch (discovery, JWKS) failed or was refused
+ ├── FetchRefused (app/net/errors.py) [422 VAL-001] retriable: an outbound fetch (discovery, JWKS) failed
  │    └── TargetRefused (app/net/errors.py) [422 VAL-001]: the target itself is refused (scheme, address)
- ├── BrokerNotReady (app/kafka/topics.py, also KafkaError): the cluster cannot create the topics yet
+ ├── BrokerNotReady (app/kafka/topics.py, also KafkaError) retriable: the cluster cannot create the topics yet
  ├── PartitionMismatch (app/kafka/topics.py): existing topics with another partition count; no start
  ├── KafkaAccessError (app/kafka/security.py): a refused SASL login or an untrusted broker certificate
  ├── Refused (cli/partitions.py): ``tocsin partitions`` cannot grow the deployment now
@@ -29,8 +29,11 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
 
 How to read a line: ``[status code]`` is what the API answers for it (absent: the class is never
 answered as such; an unexpected error is ``500 SYS-000``); ``retriable`` is the class's attribute:
-the caller may send the same request again later and it may succeed (the API adds ``Retry-After``),
-where any class without it fails the same way until something changes. A module in parentheses is
+the caller may send the same request again later and it may succeed, where any class without it
+fails the same way until something changes. The API adds ``Retry-After`` to a retriable answer of
+429 or 503, the statuses HTTP gives it a meaning for (RFC 9110 §10.2.3, RFC 6585 §4); a retriable
+422 (a fetch that timed out) carries none: it says the request is not to be repeated unchanged
+right away. A module in parentheses is
 where the class lives when not here. ``tests/unit/test_error_tree.py`` fails when this drawing and
 the classes differ, and ``docs/reference/errors.md`` is generated from the same classes.
 

@@ -10,7 +10,7 @@ from app.clock import elapsed_ms
 from app.domain.delivery_verdicts import Attempt
 from app.domain.webhooks import webhook_headers
 from app.net.client import HttpClient
-from app.net.errors import FetchRefused, TargetRefused
+from app.net.errors import FetchRefused
 from app.net.transport import Transport
 
 
@@ -50,7 +50,7 @@ class WebhookExecutor:
         try:
             result = await self._fetcher.post(str(content["url"]), body, headers)
         except FetchRefused as exc:  # a refused target is final; a timeout or a failed connection is retried
-            return Attempt(error=exc.reason, permanent=isinstance(exc, TargetRefused), duration_ms=elapsed_ms(started))
+            return Attempt(error=exc.reason, permanent=not exc.retriable, duration_ms=elapsed_ms(started))
         return Attempt(status_code=result.status, headers=result.headers, duration_ms=elapsed_ms(started))
 
     async def aclose(self) -> None:

@@ -167,7 +167,10 @@ NOT_READY_CODES = frozenset({7, 38, 41})
 
 
 class BrokerNotReady(TocsinError, KafkaError):  # type: ignore[misc]  # aiokafka ships no type hints
-    """The cluster answered but cannot create the topics yet."""
+    """The cluster answered but cannot create the topics yet: :func:`ensure_topics_when_reachable`
+    tries again (``retriable``, as aiokafka's own errors say it)."""
+
+    retriable = True
 
 
 # What a broker that is down or coming up raises from the admin client: KafkaError (connection,

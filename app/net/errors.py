@@ -1,8 +1,9 @@
 """Errors of outbound requests.
 
 ``TocsinError`` → :class:`FetchRefused` (a request failed or was refused; a retry may succeed:
-timeouts, failed connections, bad answers) → :class:`TargetRefused` (the target itself is refused:
-scheme, credentials, malformed URL, a forbidden address; no retry can change that).
+timeouts, failed connections, bad answers; ``retriable``) → :class:`TargetRefused` (the target
+itself is refused: scheme, credentials, malformed URL, a forbidden address; no retry can change
+that; not ``retriable``).
 ``str()`` is the same for every one of them, so nothing internal reaches an API body; ``reason``
 says why, for logs and admins.
 """
@@ -15,10 +16,12 @@ UNIFORM_MESSAGE = "the document could not be fetched: the URL must be a reachabl
 
 
 class FetchRefused(TocsinError):
-    """An outbound fetch was refused or failed. ``str()`` is uniform; ``reason`` says why."""
+    """An outbound fetch was refused or failed; the same fetch later may succeed (a timeout, a failed
+    connection, a bad answer). ``str()`` is uniform; ``reason`` says why."""
 
     http_status = 422
     code = "VAL-001"
+    retriable = True
 
     def __init__(self, reason: str) -> None:
         super().__init__(UNIFORM_MESSAGE)
@@ -31,3 +34,5 @@ class FetchRefused(TocsinError):
 class TargetRefused(FetchRefused):
     """The target itself is refused (scheme, credentials, malformed URL, a forbidden address):
     no retry can change that, unlike a timeout or a connection failure."""
+
+    retriable = False

@@ -218,9 +218,10 @@ def page() -> str:
         "",
         'Every error the API answers has one shape, `{"code": "...", "message": "...", "details": {...}}`.',
         "A `422 VAL-001` lists the failing fields in `details.fields` (at most 20, then `details.more_fields`",
-        "counts the rest). A `retriable` error may succeed when sent again later: its answer carries",
-        "`Retry-After`. The token exchange (`POST /auth/workload-identity/{id}/token`) answers in the",
-        'RFC 6749 §5.2 form instead, `{"error", "error_description"}`: `400 invalid_request`,',
+        "counts the rest). A `retriable` error may succeed when sent again later; a retriable `429` or",
+        "`503` carries `Retry-After` (the statuses HTTP defines it for). The token exchange",
+        "(`POST /auth/workload-identity/{id}/token`) answers in the RFC 6749 §5.2 form instead,",
+        '`{"error", "error_description"}`: `400 invalid_request`,',
         "`401 invalid_token`, `403 access_denied`, `429 temporarily_unavailable` with `Retry-After`",
         "(see [Federation](../concepts/federation.md#errors)).",
         "",
@@ -235,9 +236,13 @@ def page() -> str:
             for name, line in actual.items()
             if code in line.codes or (not line.codes and line.status == status and line.parent is not None)
         )
-        retriable = any(actual[name].retriable for name in raised)
+        retriable = [name for name in raised if actual[name].retriable]
+        if not retriable or len(retriable) == len(raised):
+            says = "yes" if retriable else "no"
+        else:  # a code some classes answer retriable and others not: which ones
+            says = "as " + ", ".join(f"`{name}`" for name in retriable)
         names = ", ".join(f"[`{name}`](#{name.lower()})" for name in raised) or NONE
-        out.append(f"| `{code}` | {status} | {meaning or NONE} | {names} | {'yes' if retriable else 'no'} |")
+        out.append(f"| `{code}` | {status} | {meaning or NONE} | {names} | {says} |")
     out += [
         "",
         "## The classes",

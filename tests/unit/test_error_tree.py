@@ -38,14 +38,44 @@ def test_retriable_is_drawn_as_the_classes_say() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app/net/errors.py is outside issue 32's change: FetchRefused says a retry may succeed "
-    "(timeouts, failed connections) but keeps the root's retriable = False; TargetRefused must set it "
-    "back to False. When that lands this passes: remove the marker and redraw FetchRefused as retriable.",
-)
 def test_a_fetch_that_may_succeed_on_retry_says_so_in_its_attribute() -> None:
     from app.net.errors import FetchRefused, TargetRefused
 
     assert FetchRefused.retriable is True
     assert TargetRefused.retriable is False
+
+
+def test_broker_not_ready_says_it_is_retried() -> None:
+    """ensure_topics_when_reachable retries it; so does aiokafka's own reading of ``retriable``."""
+    from app.kafka.topics import BrokerNotReady
+
+    assert BrokerNotReady("not yet").retriable is True
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "retry_after"),
+    [
+        ("rate_limited", 429, "2"),
+        ("unavailable", 503, "1"),
+        ("fetch_refused", 422, None),  # retriable, but HTTP defines Retry-After for 429 and 503 (and 3xx) only
+        ("target_refused", 422, None),
+        ("not_found", 404, None),
+    ],
+)
+def test_retry_after_only_where_http_gives_it_a_meaning(error: str, status: int, retry_after: str | None) -> None:
+    from api.errors import describe
+    from app.errors import NotFound, RateLimited, Unavailable
+    from app.net.errors import FetchRefused, TargetRefused
+
+    raised = {
+        "rate_limited": RateLimited("slow down", retry_after=1.2),
+        "unavailable": Unavailable("broker down"),
+        "fetch_refused": FetchRefused("timeout: ReadTimeout"),
+        "target_refused": TargetRefused("10.0.0.1: private address refused"),
+        "not_found": NotFound("no such topic"),
+    }[error]
+    described = describe(raised)
+    assert described is not None
+    answered, _body, headers = described
+    assert answered == status
+    assert (headers or {}).get("Retry-After") == retry_after
