@@ -938,11 +938,14 @@ def main(argv: list[str] | None = None) -> None:
     work_dir = Path(tempfile.mkdtemp(prefix="tocsin-bench-"))
     bench = Bench(args, work_dir)
     results: dict[str, dict[str, Any]] = {}
+    loads: dict[str, list[float]] = {}
     failed = False
     try:
         for section in sections:
             progress(f"section {section.name}")
+            load_before = os.getloadavg()[0]
             results[section.name] = section.run(bench)
+            loads[section.name] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
     except BaseException:
         failed = True
         if tails := bench.log_tails():
@@ -956,8 +959,9 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(work_dir, ignore_errors=True)
     when = datetime.now(UTC).isoformat(timespec="seconds")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    for fig in results.values():
-        fig["_run"] = {"when": when, "commit": commit, "only": bool(args.only)}
+    for name, fig in results.items():
+        # the load average (1 min) at the section's start and end: others' work on the shared cores
+        fig["_run"] = {"when": when, "commit": commit, "only": bool(args.only), "loadavg": loads.get(name)}
     report: dict[str, Any] = {
         "when": when,
         "commit": commit,
