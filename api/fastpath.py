@@ -80,6 +80,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
     rid: bytes = scope["tocsin.request_id"]
     types: list[bytes] = []
     encodings: list[bytes] = []
+    cloudevent: list[tuple[bytes, bytes]] | None = None  # ce-* headers: a CloudEvent in binary mode
     for name, value in scope["headers"]:
         if name == b"authorization" and authorization is None:
             authorization = value.decode("latin-1")
@@ -93,6 +94,8 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
             traceparents = [*(traceparents or ()), value]
         elif name == b"tracestate":
             tracestates = [*(tracestates or ()), value]
+        elif name[:3] == b"ce-":
+            cloudevent = [*(cloudevent or ()), (name, value)]
     # repeated, they are judged together, as HTTP combines them (a second "gzip" or
     # "charset=latin-1" is not dropped): api/body.py joined_header
     content_type = b", ".join(types).decode("latin-1") if types else None
@@ -109,6 +112,7 @@ async def serve_publish(state: ApiState, org_id: str, topic: str, scope: Scope, 
         content_encoding=content_encoding,
         receive=receive,
         request_id=rid.decode("ascii"),
+        cloudevent_headers=cloudevent,
     )
     # the records carry the span's traceparent (app/observability/tracing.py)
     span = (

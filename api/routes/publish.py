@@ -12,13 +12,18 @@ The batch publish (``POST .../publish:batch``, :func:`accept_batch`) takes up to
 TOCSIN_MAX_PUBLISH_BATCH_ITEMS requests as a JSON array or NDJSON, checks each exactly as a single
 publish (app/domain/publish_check.py), takes one rate-limit token per event, and writes all its
 records in one Kafka transaction (whatever TOCSIN_PUBLISH_TRANSACTIONS says): all stored, or none.
+
+Both also take CloudEvents 1.0 (api/formats/cloudevents.py): a single publish in binary mode (``ce-*``
+headers) or structured mode (``application/cloudevents+json``), a batch in batch mode
+(``application/cloudevents-batch+json``); each event becomes the publish request it maps to and is
+checked, limited and written as that request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import structlog
@@ -33,6 +38,7 @@ from starlette.types import Receive, Scope
 from api.body import (
     BatchItem,
     check_body_headers,
+    check_content_encoding,
     check_content_length,
     check_json_headers,
     is_ndjson,
@@ -41,6 +47,7 @@ from api.body import (
 )
 from api.deps import authenticate, authorize_topic, get_state, permission_extra
 from api.errors import describe, error_responses
+from api.formats import cloudevents
 from api.models import Out
 from api.publisher import Record
 from api.responses import json_response
@@ -52,7 +59,15 @@ from app.domain.json_bounds import may_exceed
 from app.domain.principal import Principal
 from app.domain.publish import PublishRecordEncoder, PublishRequest, idempotency_stage_key, state_key
 from app.domain.publish_check import check_batch_at_once, check_publish, limits_error
-from app.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited, Unavailable
+from app.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    Unavailable,
+    UnsupportedMediaType,
+)
 from app.kafka.topics import IDEMPOTENCY, PUBLISH
 from app.observability import tracing
 from app.store.workflows import find_topic
@@ -62,6 +77,27 @@ router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["p
 PERMISSION = "organization.workflow_topic:publish"
 CHECKS_BETWEEN_YIELDS = 32  # requests of a batch checked between two turns of the event loop (a few ms)
 MAX_LISTED_REFUSALS = 100  # a refused batch lists this many refused requests at most: checking stops there
+
+
+# A CloudEvent in the JSON event format: the attributes this route reads (docs/api.md, CloudEvents).
+_CLOUDEVENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["specversion", "id", "source", "type", "data"],
+    "properties": {
+        "specversion": {"const": "1.0"},
+        "id": {"type": "string", "description": "with source: the idempotency key"},
+        "source": {"type": "string"},
+        "type": {"type": "string", "description": "event.name"},
+        "subject": {"type": "string", "description": "event.description"},
+        "datacontenttype": {"type": "string", "description": "absent or JSON"},
+        "data": {"type": "object", "description": "data"},
+        "partitionkey": {"type": "string", "description": "event_control.partition_key"},
+        "tocsinstatus": {"enum": ["ACTUAL", "DRILL", "TEST"], "description": "status (default ACTUAL)"},
+        "tocsinmetrics": {"type": "string", "description": "event_control.metrics as JSON text"},
+        "tocsinareas": {"type": "string", "description": "event_control.areas as JSON text"},
+        "tocsinaction": {"enum": ["trigger", "acknowledge", "resolve"], "description": "event_control.action"},
+    },
+}
 
 
 class PublishAccepted(Out):
@@ -180,14 +216,28 @@ async def accept_publish(
     receive: Receive,
     request_id: str | None = None,
     content_encoding: str | None = None,
+    cloudevent_headers: Sequence[tuple[bytes, bytes]] | None = None,
 ) -> str:
     """Check, validate and produce one publish; the server's event id once its record is stored
-    (committed, with TOCSIN_PUBLISH_TRANSACTIONS)."""
+    (committed, with TOCSIN_PUBLISH_TRANSACTIONS). ``cloudevent_headers``: the request's ``ce-*``
+    headers, when it has any (a CloudEvent in binary mode)."""
     principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
     limit = state.settings.max_body_bytes
-    check_json_headers(content_type, content_length, limit, content_encoding)
-    body = await receive_body(receive, limit)
-    payload = check_publish(body, state.input_limits, partition_key_required=_needs_partition_key(ref))
+    required = _needs_partition_key(ref)
+    if cloudevent_headers or cloudevents.is_structured(content_type) or cloudevents.is_batch(content_type):
+        # binary mode's Content-Type is the event's datacontenttype (JSON or absent): judged with the event
+        if not cloudevent_headers or cloudevents.is_structured(content_type):
+            check_json_headers(content_type, content_length, limit, content_encoding)
+        check_content_length(content_length, limit)
+        check_content_encoding(content_encoding)
+        body = await receive_body(receive, limit)
+        payload = cloudevents.check_single(
+            body, content_type, cloudevent_headers, state.input_limits, partition_key_required=required
+        )
+    else:
+        check_json_headers(content_type, content_length, limit, content_encoding)
+        body = await receive_body(receive, limit)
+        payload = check_publish(body, state.input_limits, partition_key_required=required)
     ref = _active(ref)
     _take_tokens(state, principal, ref, 1)
     event_id = new_id("evt")
@@ -215,12 +265,20 @@ async def accept_batch(
     principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
     settings = state.settings
     check_body_headers(headers, ndjson_allowed=True)  # after authentication, as a single publish
+    if cloudevents.is_structured(content_type):
+        raise UnsupportedMediaType(
+            f"a single CloudEvent ({content_type}) goes to …/publish; "
+            "here a batch is application/cloudevents-batch+json"
+        )
     ndjson = is_ndjson(content_type)
     check_content_length(content_length, settings.max_publish_batch_bytes)
     body = await receive_body(receive, settings.max_publish_batch_bytes)
     required = _needs_partition_key(ref)
     at_once = None
-    if not ndjson:
+    cloudevents_batch = cloudevents.is_batch(content_type)
+    if cloudevents_batch:
+        at_once = await _checked_one_by_one(state, body, ndjson=False, required=required, cloudevents_batch=True)
+    elif not ndjson:
         at_once = check_batch_at_once(
             body,
             state.input_limits,
@@ -253,12 +311,15 @@ async def accept_batch(
     return ids
 
 
-async def _checked_one_by_one(state: ApiState, body: bytes, *, ndjson: bool, required: bool) -> list[PublishRequest]:
+async def _checked_one_by_one(
+    state: ApiState, body: bytes, *, ndjson: bool, required: bool, cloudevents_batch: bool = False
+) -> list[PublishRequest]:
     """Each request of the batch checked as a single publish; 422 naming the refused ones (at most
     :data:`MAX_LISTED_REFUSALS`: checking stops there). Every :data:`CHECKS_BETWEEN_YIELDS` requests
     it lets the event loop serve others: a body of up to 4 MiB takes some 0.4 s to check, which
     held every other request of the replica (the health check answered in 1.4 s under four such
-    clients)."""
+    clients). ``cloudevents_batch``: the array's elements are CloudEvents (batch mode), each checked as
+    the publish request it maps to, refusals naming their attributes (api/formats/cloudevents.py)."""
     settings = state.settings
     items = split_batch(body, ndjson=ndjson, max_items=settings.max_publish_batch_items)
     # one search of the whole body for numbers out of range, not one per request (a substring search)
@@ -276,6 +337,9 @@ async def _checked_one_by_one(state: ApiState, body: bytes, *, ndjson: bool, req
             if len(item.body) > settings.max_body_bytes:
                 message = f"larger than {settings.max_body_bytes} bytes (TOCSIN_MAX_BODY_BYTES, a publish's limit)"
                 raise limits_error([("", message)])
+            if cloudevents_batch:
+                payloads.append(cloudevents.check_event(item.body, state.input_limits, partition_key_required=required))
+                continue
             payloads.append(
                 check_publish(item.body, state.input_limits, partition_key_required=required, numbers_cleared=cleared)
             )
@@ -318,7 +382,13 @@ def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, 
         **permission_extra(PERMISSION),
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": PublishRequest.model_json_schema()}},
+            "description": "a publish request (application/json), or one CloudEvent 1.0: structured mode "
+            "(application/cloudevents+json) or binary mode (ce-* headers, the body is the event's data). "
+            "The CloudEvents mapping: docs/api.md.",
+            "content": {
+                "application/json": {"schema": PublishRequest.model_json_schema()},
+                "application/cloudevents+json": {"schema": _CLOUDEVENT_SCHEMA},
+            },
         },
     },
     response_model=PublishAccepted,
@@ -328,7 +398,7 @@ def _refusal(item: BatchItem, exc: ValidationError | InvalidInput) -> dict[str, 
     },
 )
 async def publish(org_id: str, topic: str, request: Request) -> Response:
-    event_id = await accept_publish(get_state(request), org_id, topic, **_request_parts(request))
+    event_id = await accept_publish(get_state(request), org_id, topic, **_single_parts(request))
     return json_response({"id": event_id}, status_code=202)
 
 
@@ -344,6 +414,11 @@ def _request_parts(request: Request) -> dict[str, Any]:
         "receive": request.receive,
         "request_id": scope_request_id(request.scope),
     }
+
+
+def _single_parts(request: Request) -> dict[str, Any]:
+    """:func:`_request_parts` of a single publish, with its CloudEvents binary-mode headers."""
+    return {**_request_parts(request), "cloudevent_headers": cloudevents.binary_headers(request.scope["headers"])}
 
 
 class BatchAccepted(Out):
@@ -367,9 +442,10 @@ def _batch_schema() -> dict[str, Any]:
             "required": True,
             "description": "publish requests, each as the single publish's body: a JSON array, or NDJSON "
             "(one per line); at most TOCSIN_MAX_PUBLISH_BATCH_ITEMS (1000) and TOCSIN_MAX_PUBLISH_BATCH_BYTES "
-            "(4 MiB). All or nothing.",
+            "(4 MiB). All or nothing. Or CloudEvents 1.0 in batch mode (application/cloudevents-batch+json).",
             "content": {
                 "application/json": {"schema": _batch_schema()},
+                "application/cloudevents-batch+json": {"schema": {"type": "array", "items": _CLOUDEVENT_SCHEMA}},
                 "application/x-ndjson": {"schema": {"type": "string", "description": "one publish request per line"}},
             },
         },

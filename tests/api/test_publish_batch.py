@@ -366,7 +366,7 @@ def test_openapi_documents_the_batch_route(api: Stack) -> None:
     doc = httpx.get(f"{api.base_url}/openapi.json", timeout=10).json()
     operation = doc["paths"]["/v1/organizations/{org_id}/workflow_topics/{topic}/publish:batch"]["post"]
     content = operation["requestBody"]["content"]
-    assert set(content) == {"application/json", "application/x-ndjson"}
+    assert set(content) == {"application/json", "application/x-ndjson", "application/cloudevents-batch+json"}
     assert content["application/json"]["schema"]["items"]["properties"]["data"]
     assert {"202", "409", "413", "415", "422", "429"} <= set(operation["responses"])
 
