@@ -5,6 +5,12 @@ from __future__ import annotations
 from app.settings import Settings
 from cli.common import signing_keys
 
+# How long an idle keep-alive connection stays open: longer than clients keep theirs (httpx and
+# aiohttp close theirs after 5 s), so a client never sends on a connection the server is closing
+# (the request would get no answer, and a publisher could not tell whether its event was accepted).
+# As nginx's keepalive_timeout; uvicorn's own default is 5 s.
+KEEP_ALIVE_SECONDS = 75
+
 
 def cmd_api(settings: Settings) -> None:
     import asyncio
@@ -34,6 +40,7 @@ def cmd_api(settings: Settings) -> None:
         # uvicorn would believe X-Forwarded-For from 127.0.0.1 by default; the app reads it from
         # TOCSIN_TRUSTED_PROXIES only (api/fastpath.py).
         proxy_headers=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         access_log=False,  # api/fastpath.py writes one structured line per request instead (TOCSIN_ACCESS_LOG)
         # uvicorn's own lines go to the root handler in the process's format (app/observability/logs.py)
         log_config=None,
