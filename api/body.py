@@ -22,7 +22,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import error_body
-from app.domain.json_bounds import json_violations
+from app.domain.shared.json_bounds import json_violations
 from app.errors import BodyTooLarge, InvalidInput, UnsupportedMediaType
 
 
@@ -213,7 +213,7 @@ def _bounded(endpoint: Callable[..., Awaitable[Any]], body_name: str) -> Callabl
 
 
 def bound_json_bodies(routers: Iterable[APIRouter], max_data_depth: int) -> None:
-    """Every route of ``routers`` with a JSON body checks it (app/domain/json_bounds.py): integers
+    """Every route of ``routers`` with a JSON body checks it (app/domain/shared/json_bounds.py): integers
     within 64 bits, finite numbers, no deeper than a publish body (``data`` nests ``max_data_depth``
     levels inside the body's object). Call before ``include_router``; routers already bounded stay so."""
     global _body_depth

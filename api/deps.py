@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.routing import BaseRoute
 
 from api.state import ApiState
-from app.domain.principal import Principal
-from app.domain.resource_names import organization_name, resource_name, topic_names
-from app.domain.tokens import is_well_formed, token_hash
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import organization_name, resource_name, topic_names
+from app.domain.iam.tokens import is_well_formed, token_hash
 from app.errors import AuthenticationError, NotFound, PermissionDenied
 from app.identity import federated_tokens
 from app.store.accounts import load_principal, lookup_token

@@ -16,8 +16,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from api.responses import json_response
-from app.domain.rate_limit import retry_after_header
-from app.domain.workflow import ActionType
+from app.domain.shared.rate_limit import retry_after_header
+from app.domain.workflows.workflow import ActionType
 from app.errors import RateLimited, TocsinError
 from app.store.db import database_unavailable
 

@@ -25,8 +25,8 @@ from starlette.types import Message, Receive, Scope, Send
 from api.errors import UNEXPECTED, describe
 from api.routes.publish import accept_publish
 from api.state import ApiState
-from app.domain.client_address import Network, client_address
-from app.domain.ids import new_id
+from app.domain.shared.client_address import Network, client_address
+from app.domain.shared.ids import new_id
 from app.observability import logs, metrics, tracing
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ PUBLISH_ROUTE = "/v1/organizations/{org_id}/workflow_topics/{topic}/publish"
 
 
 def use_forwarded_client(scope: Scope, proxies: tuple[Network, ...]) -> None:
-    """Replace the scope's client by the address trusted proxies forwarded (app/domain/client_address.py)."""
+    """Replace the scope's client by the address trusted proxies forwarded (app/domain/shared/client_address.py)."""
     client = scope.get("client")
     if client is None:
         return

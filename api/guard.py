@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from app.domain.evaluation import evaluate_pattern, holds_every_permission
-from app.domain.permissions import escalation_violations
-from app.domain.principal import Principal
-from app.domain.roles import Role
+from app.domain.iam.evaluation import evaluate_pattern, holds_every_permission
+from app.domain.iam.permissions import escalation_violations
+from app.domain.iam.principal import Principal
+from app.domain.iam.roles import Role
 from app.errors import ChangeRefused, InvalidInput
 
 

@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Text, cast, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.evaluation import evaluate_pattern
-from app.domain.principal import Principal
-from app.domain.resource_names import resource_name
+from app.domain.iam.evaluation import evaluate_pattern
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import resource_name
 from app.errors import ChangeRefused
 from app.store.models import Incident, OperationBook
 

@@ -1,12 +1,12 @@
-"""The errors of the configurable input limits (app/domain/limits.py): 422 VAL-001 naming the
+"""The errors of the configurable input limits (app/domain/events/limits.py): 422 VAL-001 naming the
 failing field, as every other validation error does (api/errors.py ``validation_details``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.domain.limits import Violation
-from app.domain.publish_check import limits_error
+from app.domain.events.limits import Violation
+from app.domain.events.publish_check import limits_error
 from app.errors import InvalidInput
 
 

@@ -30,7 +30,7 @@ from api.routes import (
     workflows,
 )
 from api.state import ApiState, new_producer, new_publisher, record_token_use, register_caches, tune_gc
-from app.domain.rate_limit import RateLimiter
+from app.domain.shared.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, load_signing_keys
 from app.kafka.config_changes import TTLCache, follow_changes

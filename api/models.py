@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.domain.strict_model import StrictModel
+from app.domain.shared.strict_model import StrictModel
 
 
 class Out(BaseModel):

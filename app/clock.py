@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from app.domain.milliseconds import to_ms
+from app.domain.shared.milliseconds import to_ms
 
 
 def now_ms() -> int:

@@ -14,8 +14,8 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── RateLimited [429 RATE-001] retriable: publishes per account and topic, token exchanges
  ├── Unavailable [503 SYS-001] retriable: broker or database not reachable; nothing was accepted
  ├── InvalidCredential (also ValueError): a federated credential's subject filter or condition
- ├── InvalidName (app/domain/resource_names.py, also ValueError): a malformed resource name or tail
- ├── InvalidFilter (app/domain/filters.py, also ValueError): a workflow filter the topic's fields refuse
+ ├── InvalidName (app/domain/iam/resource_names.py, also ValueError): a malformed resource name or tail
+ ├── InvalidFilter (app/domain/workflows/filters/validation.py, also ValueError): a filter the topic's fields refuse
  ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, answered in the RFC 6749 §5.2 form
  ├── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
  ├── FetchRefused (app/net/errors.py) [422 VAL-001] retriable: an outbound fetch (discovery, JWKS) failed
@@ -142,7 +142,7 @@ class Unavailable(TocsinError):
 class InvalidCredential(TocsinError, ValueError):
     """A federated-credential field that cannot be accepted; ``field`` names it.
 
-    Raised by the pure rules (``app/domain/subject_filter.py``, ``conditions.py``); a
+    Raised by the pure rules (``app/domain/iam/subject_filter.py``, ``conditions.py``); a
     ``ValueError`` too, as it always was, so validators that catch those still do.
     """
 

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from app.domain.client_address import Network
-from app.domain.retry_schedule import RetrySchedule
+from app.domain.shared.client_address import Network
+from app.domain.shared.retry_schedule import RetrySchedule
 from app.identity.signing_keys import key_problem
 
 
@@ -158,7 +158,7 @@ class Settings(BaseSettings):
         ge=1024,
         description="the largest request body on any route, chunked included (else 413 VAL-002)",
     )
-    # Input limits (422 VAL-001 with the failing field in details; see app/domain/limits.py).
+    # Input limits (422 VAL-001 with the failing field in details; see app/domain/events/limits.py).
     max_publish_data_bytes: int = Field(
         default=64 * 1024,
         ge=2,

@@ -41,10 +41,10 @@ from urllib.parse import urlsplit
 
 from structlog.contextvars import bind_contextvars
 
-from app.domain.deliveries import already_attempted, attempt_key, dead_item, retry_item
-from app.domain.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
-from app.domain.delivery_verdicts import verdict_of as _verdict_of
-from app.domain.retry_schedule import RetrySchedule, delay_levels, level_for
+from app.domain.delivery.deliveries import already_attempted, attempt_key, dead_item, retry_item
+from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
+from app.domain.delivery.delivery_verdicts import verdict_of as _verdict_of
+from app.domain.shared.retry_schedule import RetrySchedule, delay_levels, level_for
 from app.executors.base import Executor
 from app.kafka.app import action_topics, app, raw_topic, settings
 from app.kafka.records import encode

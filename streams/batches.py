@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from aiokafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError
 
-from app.domain.retry_schedule import RetrySchedule
+from app.domain.shared.retry_schedule import RetrySchedule
 from app.kafka.app import dead_letter_topic
 from app.kafka.records import decode, encode
 from app.observability import metrics

@@ -28,10 +28,10 @@ from typing import Any
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from app.clock import now_ms
-from app.domain.ids import new_id
 from app.domain.pipeline import Processed, StoredControl, process, reads_state, state_mirror
 from app.domain.pipeline import tick_record as _tick_record
-from app.domain.workflow_stage import WorkflowOutputs
+from app.domain.shared.ids import new_id
+from app.domain.workflows.workflow_stage import WorkflowOutputs
 from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.kafka.records import decode, encode
 from app.observability import tracing

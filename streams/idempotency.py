@@ -16,7 +16,7 @@ import logging
 from functools import partial
 from typing import Any
 
-from app.domain.workflow_stage import accepted_step, trace_record
+from app.domain.workflows.workflow_stage import accepted_step, trace_record
 from app.kafka.app import app, idempotency_topic, publish_topic, settings, traces_topic
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import decode, encode

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from app.domain.topic_config import TopicConfig
+from app.domain.workflows.topic_config import TopicConfig
 from app.executors.base import Executor
 from app.executors.email import EmailExecutor
 from app.executors.push import OutboxPushExecutor

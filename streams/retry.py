@@ -3,7 +3,7 @@ once it is due, without a sleeping consumer: a partition whose head record is no
 paused (and rewound to that record) until then, while every other partition keeps flowing.
 
 Records of one level were parked with about the same wait, so they are in due order within a
-partition (app/domain/retry_schedule.py ``delay_levels`` bounds how late one can be). A plain aiokafka
+partition (app/domain/shared/retry_schedule.py ``delay_levels`` bounds how late one can be). A plain aiokafka
 consumer in its own group (``<worker id>.retry``), offsets committed only after the forwarded
 records were acknowledged: a crash forwards a record twice at worst, and the delivery agent
 drops the second (same effect id and attempt).

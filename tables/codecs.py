@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from app.domain.control import STATE_VERSION, ControlState
+from app.domain.events.control import STATE_VERSION, ControlState
 from app.domain.pipeline import StoredControl
 from app.errors import TocsinError
 

@@ -3,7 +3,7 @@ event's data) and structured mode (``application/cloudevents+json``) on ``…/pu
 (``application/cloudevents-batch+json``) on ``…/publish:batch``.
 
 Each event is mapped onto a native publish request (app/domain/formats/cloudevents.py) and checked
-by the same function as a native publish (app/domain/publish_check.py); a refusal is the same
+by the same function as a native publish (app/domain/events/publish_check.py); a refusal is the same
 ``422 VAL-001`` with each failing field named by the CloudEvents attribute that carried it.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from api.errors import describe
+from app.domain.events.limits import PublishLimits
+from app.domain.events.publish import PublishRequest
+from app.domain.events.publish_check import check_publish
 from app.domain.formats import cloudevents as ce
-from app.domain.limits import PublishLimits
-from app.domain.publish import PublishRequest
-from app.domain.publish_check import check_publish
 from app.errors import InvalidInput, UnsupportedMediaType
 
 

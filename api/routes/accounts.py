@@ -20,8 +20,8 @@ from api.incident_guard import ensure_sees_incidents_of
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, page_in_org, paginate
 from api.rows import account_in_org
-from app.domain.principal import Principal
-from app.domain.resource_names import resource_name
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import resource_name
 from app.errors import NotFound
 from app.store import audit
 from app.store.accounts import create_account, issue_token, load_principal, utcnow

@@ -14,10 +14,10 @@ from api.deps import SessionDep, StateDep, require
 from api.guard import ensure_can_grant
 from api.limits import limits_exceeded
 from api.models import In, Out
-from app.domain.ids import new_id
-from app.domain.permissions import is_valid_permission
-from app.domain.principal import Principal
-from app.domain.resource_names import MAX_NAME_LENGTH, InvalidName, resource_name, validate_binding_resource
+from app.domain.iam.permissions import is_valid_permission
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import MAX_NAME_LENGTH, InvalidName, resource_name, validate_binding_resource
+from app.domain.shared.ids import new_id
 from app.errors import InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import count_bindings, load_principal, org_roles

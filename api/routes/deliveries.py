@@ -10,7 +10,7 @@ from api.deps import SessionDep, StateDep, require
 from api.errors import CONFLICT
 from api.models import Out, Timestamp
 from api.pages import Page, PageDep, page, page_in_org
-from app.domain.principal import Principal
+from app.domain.iam.principal import Principal
 from app.errors import Conflict, NotFound
 from app.kafka.records import encode
 from app.kafka.topics import ACTIONS

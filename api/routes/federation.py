@@ -17,11 +17,11 @@ from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
 from api.responses import json_response
 from api.rows import account_in_org, row_in_org
-from app.domain.conditions import compile_condition
-from app.domain.ids import new_id
-from app.domain.principal import Principal
-from app.domain.rate_limit import retry_after_header
-from app.domain.subject_filter import validate_subject_filter
+from app.domain.iam.conditions import compile_condition
+from app.domain.iam.principal import Principal
+from app.domain.iam.subject_filter import validate_subject_filter
+from app.domain.shared.ids import new_id
+from app.domain.shared.rate_limit import retry_after_header
 from app.errors import InvalidCredential, InvalidInput, RateLimited, Unavailable
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, ExchangeFailure, invalid_request
 from app.observability import metrics

@@ -16,9 +16,9 @@ from api.incident_guard import ensure_sees_incidents_of
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, page_in_org
 from api.rows import row_in_org
-from app.domain.ids import new_id
-from app.domain.principal import Principal
-from app.domain.resource_names import resource_name
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import resource_name
+from app.domain.shared.ids import new_id
 from app.errors import Conflict, InvalidInput
 from app.store import audit
 from app.store.accounts import org_roles, utcnow

@@ -16,10 +16,10 @@ from sqlalchemy import select
 from api.deps import SessionDep, require
 from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, cut, page, paginate, paginate_by_time
-from app.domain.evaluation import evaluate_pattern
-from app.domain.ids import new_id
-from app.domain.principal import Principal
-from app.domain.resource_names import resource_name
+from app.domain.iam.evaluation import evaluate_pattern
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import resource_name
+from app.domain.shared.ids import new_id
 from app.errors import NotFound
 from app.store.accounts import utcnow
 from app.store.models import FormAnswer, Incident, IncidentEvent
@@ -311,6 +311,6 @@ async def get_event_trace(
         "id": event_id,
         "organization_id": org_id,
         "accepted_at": iso(steps[0].recorded_at),
-        # a receiving organization's workflows step is stored as "workflows@<its id>" (app/domain/workflow_stage.py)
+        # a receiving organization's workflows step is stored as "workflows@<its id>" (workflow_stage.py)
         "steps": [{"step": s.step.partition("@")[0], **s.detail} for s in steps],
     }

@@ -14,8 +14,8 @@ from api.members import ensure_members_of
 from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, page, page_in_org
 from api.rows import row_in_org
-from app.domain.ids import new_id
-from app.domain.principal import Principal
+from app.domain.iam.principal import Principal
+from app.domain.shared.ids import new_id
 from app.errors import Conflict
 from app.store import audit
 from app.store.accounts import utcnow

@@ -11,8 +11,8 @@ from sqlalchemy import select
 from api.deps import SessionDep, StateDep, authenticate, permission_extra, require
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, paginate
-from app.domain.auth_policy import AuthenticationPolicy
-from app.domain.principal import Principal
+from app.domain.iam.auth_policy import AuthenticationPolicy
+from app.domain.iam.principal import Principal
 from app.errors import InvalidInput, NotFound, PermissionDenied
 from app.store import audit
 from app.store.accounts import create_organization

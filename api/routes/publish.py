@@ -10,7 +10,7 @@ it in the OpenAPI document.
 
 The batch publish (``POST .../publish:batch``, :func:`accept_batch`) takes up to
 TOCSIN_MAX_PUBLISH_BATCH_ITEMS requests as a JSON array or NDJSON, checks each exactly as a single
-publish (app/domain/publish_check.py), takes one rate-limit token per event, and writes all its
+publish (app/domain/events/publish_check.py), takes one rate-limit token per event, and writes all its
 records in one Kafka transaction (whatever TOCSIN_PUBLISH_TRANSACTIONS says): all stored, or none.
 
 Both also take CloudEvents 1.0 (api/formats/cloudevents.py): a single publish in binary mode (``ce-*``
@@ -53,12 +53,12 @@ from api.publisher import Record
 from api.responses import json_response
 from api.state import ApiState, TopicRef
 from app.clock import now_ms
-from app.domain.control import policy_type
-from app.domain.ids import new_id, new_ids
-from app.domain.json_bounds import may_exceed
-from app.domain.principal import Principal
-from app.domain.publish import PublishRecordEncoder, PublishRequest, idempotency_stage_key, state_key
-from app.domain.publish_check import check_batch_at_once, check_publish, limits_error
+from app.domain.events.control import policy_type
+from app.domain.events.publish import PublishRecordEncoder, PublishRequest, idempotency_stage_key, state_key
+from app.domain.events.publish_check import check_batch_at_once, check_publish, limits_error
+from app.domain.iam.principal import Principal
+from app.domain.shared.ids import new_id, new_ids
+from app.domain.shared.json_bounds import may_exceed
 from app.errors import (
     Conflict,
     InvalidInput,

@@ -14,11 +14,11 @@ from api.guard import ensure_holds
 from api.models import In, Out, Timestamp
 from api.pages import Page, PageDep, cut, page
 from api.rows import row_in_org
-from app.domain.ids import new_id
-from app.domain.permissions import is_valid_permission
-from app.domain.principal import Principal
-from app.domain.resource_names import organization_name
-from app.domain.roles import SYSTEM_ROLES, Role
+from app.domain.iam.permissions import is_valid_permission
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import organization_name
+from app.domain.iam.roles import SYSTEM_ROLES, Role
+from app.domain.shared.ids import new_id
 from app.errors import ChangeRefused, Conflict
 from app.store import audit
 from app.store.accounts import utcnow

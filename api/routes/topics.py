@@ -14,12 +14,13 @@ from api.errors import CONFLICT
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, cut, page, page_in_org
 from app.clock import now_ms
-from app.domain.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
-from app.domain.filters import broken_by_fields_change, operator_problem
-from app.domain.ids import new_id
-from app.domain.milliseconds import ms_to_datetime
-from app.domain.principal import Principal
-from app.domain.resource_names import topic_names
+from app.domain.events.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import topic_names
+from app.domain.shared.ids import new_id
+from app.domain.shared.milliseconds import ms_to_datetime
+from app.domain.workflows.filters.operators import operator_problem
+from app.domain.workflows.filters.validation import broken_by_fields_change
 from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow

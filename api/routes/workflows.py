@@ -14,11 +14,11 @@ from api.members import ensure_members_of
 from api.models import In, Out, Timestamp, omittable
 from api.pages import Page, PageDep, page, page_in_org
 from api.rows import row_in_org
-from app.domain.filters import validate_filter
-from app.domain.ids import new_id
-from app.domain.principal import Principal
-from app.domain.webhooks import mask_secret, new_secret, secret_key
-from app.domain.workflow import Action, RunOperationBook, SendPush, SendWebhook, webhook_url_problem
+from app.domain.delivery.webhooks import mask_secret, new_secret, secret_key
+from app.domain.iam.principal import Principal
+from app.domain.shared.ids import new_id
+from app.domain.workflows.filters.validation import validate_filter
+from app.domain.workflows.workflow import Action, RunOperationBook, SendPush, SendWebhook, webhook_url_problem
 from app.errors import InvalidInput
 from app.store import audit
 from app.store.accounts import utcnow

@@ -2,8 +2,8 @@
 that gives the state to store, what to send and the event's trace.
 
 ``process`` runs, for one publish record or one auto-resolve tick, the stages in the order of
-DESIGN.md: event-control policy (BYPASS, METRIC, SET; app/domain/control.py) → workflow mode
-match → sharing → sites → filter → actions (app/domain/workflow_stage.py). Time is the
+DESIGN.md: event-control policy (BYPASS, METRIC, SET; app/domain/events/control.py) → workflow mode
+match → sharing → sites → filter → actions (app/domain/workflows/workflow_stage.py). Time is the
 record's own: ``accepted_ms``, the event time the ingress stamped (a tick carries the timer's
 ``now``), so a replay gives the same decisions. The control agent (streams/control.py) only
 decodes, reads the stored state, calls ``process``, sends its outputs and writes its state.
@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.control import (
+from app.domain.events.control import (
     POLICY_TYPE_CHANGED_KEY,
     ControlDecision,
     ControlEvent,
@@ -32,8 +32,8 @@ from app.domain.control import (
     joined,
     tick,
 )
-from app.domain.topic_config import TopicConfig
-from app.domain.workflow_stage import WorkflowOutputs, episode_key, run_workflows
+from app.domain.workflows.topic_config import TopicConfig
+from app.domain.workflows.workflow_stage import WorkflowOutputs, episode_key, run_workflows
 
 
 @dataclass(frozen=True, slots=True)

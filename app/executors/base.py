@@ -1,15 +1,15 @@
 """The one interface every delivery executor (push, e-mail, webhook) implements; what an attempt
-gave (:class:`Attempt`) is a domain value (app/domain/delivery_verdicts.py)."""
+gave (:class:`Attempt`) is a domain value (app/domain/delivery/delivery_verdicts.py)."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from app.domain.delivery_verdicts import Attempt
+from app.domain.delivery.delivery_verdicts import Attempt
 
 
 class Executor(Protocol):
-    """Sends one delivery item (app/domain/workflow_stage.py ``_delivery``); never raises for a failed
+    """Sends one delivery item (app/domain/workflows/workflow_stage.py ``_delivery``); never raises for a failed
     delivery, only returns it as an :class:`Attempt`."""
 
     kind: str

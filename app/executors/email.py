@@ -10,7 +10,7 @@ from typing import Any
 import aiosmtplib
 
 from app.clock import elapsed_ms
-from app.domain.delivery_verdicts import Attempt
+from app.domain.delivery.delivery_verdicts import Attempt
 
 # CR, LF and every other control character a header must not carry: C0, DEL, C1 (NEL among them)
 # and Unicode's line and paragraph separators.

@@ -1,4 +1,4 @@
-"""Push executor: the notification mapped to APNs and FCM payloads (app/domain/push.py), handed
+"""Push executor: the notification mapped to APNs and FCM payloads (app/domain/delivery/push.py), handed
 to a provider. The default provider is an outbox that records what would be sent (readable at
 ``GET .../push_notifications``); APNs / FCM adapters implement the same ``send``."""
 
@@ -8,9 +8,9 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from app.domain.delivery_verdicts import Attempt
-from app.domain.milliseconds import to_ms
-from app.domain.push import apns_request, expired, fcm_payload, push_content, remaining_ttl
+from app.domain.delivery.delivery_verdicts import Attempt
+from app.domain.delivery.push import apns_request, expired, fcm_payload, push_content, remaining_ttl
+from app.domain.shared.milliseconds import to_ms
 
 
 def push_record(item: dict[str, Any]) -> dict[str, Any]:

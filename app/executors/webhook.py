@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 from app.clock import elapsed_ms
-from app.domain.delivery_verdicts import Attempt
-from app.domain.webhooks import webhook_headers
+from app.domain.delivery.delivery_verdicts import Attempt
+from app.domain.delivery.webhooks import webhook_headers
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused
 from app.net.transport import Transport

@@ -18,8 +18,8 @@ from jwt import PyJWK
 from jwt.exceptions import InvalidSubjectError
 from jwt.utils import base64url_decode, base64url_encode
 
-from app.domain.conditions import Condition
-from app.domain.subject_filter import subject_matches
+from app.domain.iam.conditions import Condition
+from app.domain.iam.subject_filter import subject_matches
 from app.errors import TocsinError
 from app.identity.jwks import JwksCache
 

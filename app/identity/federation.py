@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.domain.client_address import rate_limit_key
-from app.domain.conditions import compile_condition
-from app.domain.ids import new_id
-from app.domain.milliseconds import to_ms
-from app.domain.rate_limit import RateLimiter
+from app.domain.iam.conditions import compile_condition
+from app.domain.shared.client_address import rate_limit_key
+from app.domain.shared.ids import new_id
+from app.domain.shared.milliseconds import to_ms
+from app.domain.shared.rate_limit import RateLimiter
 from app.errors import InvalidInput, RateLimited
 from app.identity import federated_tokens
 from app.identity.exchange import (

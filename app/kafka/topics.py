@@ -8,7 +8,7 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
-from app.domain.retry_schedule import RetrySchedule
+from app.domain.shared.retry_schedule import RetrySchedule
 from app.errors import TocsinError
 from app.kafka.security import client_args, start_client
 from app.settings import Settings
@@ -44,7 +44,7 @@ def retry_topic(level_s: float) -> str:
 
 
 def retry_topics(settings: Settings) -> list[str]:
-    from app.domain.retry_schedule import delay_levels
+    from app.domain.shared.retry_schedule import delay_levels
 
     return [retry_topic(level) for level in delay_levels(settings.retry_schedule)]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import httpx
 from yarl import URL
 
-from app.domain.workflow import loopback_http_allowed
+from app.domain.workflows.workflow import loopback_http_allowed
 from app.net.errors import TargetRefused
 
 MAX_URL_LENGTH = 2048

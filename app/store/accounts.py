@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.evaluation import Binding
-from app.domain.ids import new_id
-from app.domain.principal import Principal
-from app.domain.resource_names import organization_name, resource_name
-from app.domain.roles import SYSTEM_ROLES, Role
-from app.domain.tokens import generate_token, token_hash
+from app.domain.iam.evaluation import Binding
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import organization_name, resource_name
+from app.domain.iam.roles import SYSTEM_ROLES, Role
+from app.domain.iam.tokens import generate_token, token_hash
+from app.domain.shared.ids import new_id
 from app.store.models import (
     AccessToken,
     Account,

@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.ids import new_id
-from app.domain.principal import Principal
+from app.domain.iam.principal import Principal
+from app.domain.shared.ids import new_id
 from app.store.accounts import utcnow
 from app.store.models import AuditEntry
 

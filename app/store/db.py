@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from app.domain.retry_schedule import RetrySchedule
+from app.domain.shared.retry_schedule import RetrySchedule
 from app.errors import Conflict
 
 MIGRATIONS = Path(__file__).with_name("migrations")

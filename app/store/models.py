@@ -171,7 +171,7 @@ class IncidentEvent(Base):
 
 class EndedEpisode(Base):
     """A control episode whose RESOLVE reached the incident sink before any NOTIFY of it had opened
-    its workflow's incident (app/domain/episodes.py EndedEpisode): kept until that NOTIFY comes and
+    its workflow's incident (app/domain/workflows/episodes.py EndedEpisode): kept until that NOTIFY comes and
     opens the incident RESOLVED, then deleted (the incident keeps the end)."""
 
     __tablename__ = "ended_episodes"

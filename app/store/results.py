@@ -1,6 +1,6 @@
 """Results people query — incidents, their timelines, event traces — written in batches
 by the worker's sinks, deduplicated on effect ids. What incidents an action creates, updates,
-resolves or follows up is decided in app/domain/episodes.py; this module only persists it."""
+resolves or follows up is decided in app/domain/workflows/episodes.py; this module only persists it."""
 
 from __future__ import annotations
 
@@ -13,11 +13,17 @@ from sqlalchemy import delete, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.delivery_verdicts import Attempt, DeliveryOutcome
-from app.domain.episodes import EndedEpisode, FoundIncident, episode_keys, plan_incident_actions, publisher_event_ids
-from app.domain.ids import new_id
-from app.domain.milliseconds import datetime_to_ms, ms_to_datetime
-from app.domain.publish import state_key
+from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome
+from app.domain.events.publish import state_key
+from app.domain.shared.ids import new_id
+from app.domain.shared.milliseconds import datetime_to_ms, ms_to_datetime
+from app.domain.workflows.episodes import (
+    EndedEpisode,
+    FoundIncident,
+    episode_keys,
+    plan_incident_actions,
+    publisher_event_ids,
+)
 from app.store.models import (
     ControlStateView,
     Delivery,
@@ -48,7 +54,7 @@ class SinkOutcome:
 
 async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> SinkOutcome:
     """Persist what a batch of RUN_OPERATION_BOOK effects does to incidents, in order (the
-    episode rules: app/domain/episodes.py). An effect seen before changes nothing."""
+    episode rules: app/domain/workflows/episodes.py). An effect seen before changes nothing."""
     ids = [a["effect_id"] for a in actions]
     seen = set((await session.scalars(select(IncidentEvent.id).where(IncidentEvent.id.in_(ids)))).all())
     open_by_event = await _open_incidents(session, actions)

@@ -1,5 +1,5 @@
 """Workflow topics, operation books and workflows: CRUD and loading the worker's config snapshot
-(``TopicConfig``, a domain type: app/domain/topic_config.py)."""
+(``TopicConfig``, a domain type: app/domain/workflows/topic_config.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.sharing import OrgRelations, may_receive
-from app.domain.topic_config import TopicConfig, WorkflowConfig, compiled_filter
+from app.domain.iam.sharing import OrgRelations, may_receive
+from app.domain.workflows.topic_config import TopicConfig, WorkflowConfig, compiled_filter
 from app.store.models import DisabledEndpoint, OperationBook, Organization, Workflow, WorkflowTopic
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from api.main import create_app
-from app.domain.tokens import generate_token
+from app.domain.iam.tokens import generate_token
 from devstack.kafka import LocalKafka
 from tests.support.db import expired_owner_token, insert_incident
 from tests.support.stack import ROOT, Stack

@@ -20,7 +20,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.ids import new_id
+from app.domain.shared.ids import new_id
 from app.store.models import FederatedCredential
 from devstack.kafka import LocalKafka
 from tests.support import oidc_issuer as idp

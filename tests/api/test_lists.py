@@ -12,7 +12,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.ids import new_id
+from app.domain.shared.ids import new_id
 from app.store.models import FederatedCredential, Incident, IncidentEvent
 from devstack.kafka import LocalKafka
 from tests.support.db import in_db, insert_incident

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from schemathesis.engine import Status, events
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.ids import new_id
+from app.domain.shared.ids import new_id
 from app.store.models import Delivery, FederatedCredential
 from devstack.kafka import LocalKafka
 from tests.support.db import in_db, insert_incident

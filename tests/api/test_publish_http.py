@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.domain.tokens import generate_token
+from app.domain.iam.tokens import generate_token
 from devstack.kafka import LocalKafka
 from tests.support.db import expired_owner_token
 from tests.support.stack import Stack

@@ -354,7 +354,7 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
 
     from api.routes.publish import _records
     from api.state import TopicRef
-    from app.domain.publish import PublishRequest
+    from app.domain.events.publish import PublishRequest
     from app.observability import tracing
     from app.settings import Settings
 

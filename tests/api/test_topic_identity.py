@@ -9,7 +9,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.resource_names import organization_name, resource_name
+from app.domain.iam.resource_names import organization_name, resource_name
 from app.store import accounts
 from devstack.kafka import LocalKafka
 from tests.support.db import in_db

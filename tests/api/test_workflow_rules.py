@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from devstack.kafka import LocalKafka
 from tests.support.stack import Stack
 

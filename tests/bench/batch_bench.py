@@ -26,8 +26,8 @@ from aiokafka import AIOKafkaProducer
 
 from api.state import PRODUCER_BATCH_BYTES
 from app.clock import now_ms
-from app.domain.ids import new_id
-from app.domain.publish import PublishRequest, publish_record, state_key
+from app.domain.events.publish import PublishRequest, publish_record, state_key
+from app.domain.shared.ids import new_id
 from app.kafka import records
 from app.kafka.partitioner import KeyPartitioner
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
-from app.domain.ids import new_id
-from app.domain.publish import PublishRequest, publish_record, state_key
+from app.domain.events.publish import PublishRequest, publish_record, state_key
+from app.domain.shared.ids import new_id
 from app.kafka import records
 from app.kafka.topics import PUBLISH
 from app.settings import Settings

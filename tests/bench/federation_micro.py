@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.domain.conditions import compile_condition
+from app.domain.iam.conditions import compile_condition
 from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, CredentialConfig
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, generate_key

@@ -16,10 +16,10 @@ from typing import Any
 
 from api.deps import authenticate
 from api.state import ApiState
-from app.domain.evaluation import Binding
-from app.domain.principal import Principal
-from app.domain.resource_names import organization_name, resource_name
-from app.domain.tokens import generate_token
+from app.domain.iam.evaluation import Binding
+from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import organization_name, resource_name
+from app.domain.iam.tokens import generate_token
 from app.kafka.config_changes import TTLCache
 from app.settings import Settings
 

@@ -25,8 +25,8 @@ from fastapi import FastAPI
 from pydantic import ConfigDict
 
 from app.clock import now_ms
-from app.domain.ids import new_id
-from app.domain.publish import PublishRequest, publish_record, state_key
+from app.domain.events.publish import PublishRequest, publish_record, state_key
+from app.domain.shared.ids import new_id
 
 TOPIC = os.environ.get("BENCH_NAIVE_TOPIC", "")
 ORG = os.environ.get("BENCH_NAIVE_ORG", "")

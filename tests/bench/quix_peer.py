@@ -3,7 +3,7 @@
 What a user would build with quixstreams (the modern Python alternative to Faust) for the
 control agent's job on the bench's workload: a ``StreamingDataFrame`` over the same pre-filled
 publish topic, with its state in RocksDB (and its changelog topic, quixstreams' default), that
-decides each publish per partition key by the same METRIC ABSOLUTE rule (app/domain/control.py:
+decides each publish per partition key by the same METRIC ABSOLUTE rule (app/domain/events/control.py:
 a value at or above the threshold that raises the key's peak NOTIFIES and opens an episode, an
 equal or lower one is SUPPRESSED, ``exit_stable_limit`` values below it in a row RESOLVE) and
 writes one output record per NOTIFY. Peak hold and auto-resolve are left out: the workload's

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.domain.webhooks import webhook_headers
+from app.domain.delivery.webhooks import webhook_headers
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused
 from app.net.transport import Transport

@@ -24,7 +24,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from standardwebhooks.webhooks import Webhook
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from devstack.kafka import free_port
 from devstack.smtp_sink import SinkController
 from tests.support.effects import listen, timeline_entries

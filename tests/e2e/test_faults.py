@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.domain.tokens import generate_token
+from app.domain.iam.tokens import generate_token
 from devstack.kafka import LocalKafka
 from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher

@@ -21,7 +21,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from devstack.kafka import LocalKafka
 from tests.support.receiver import webhook_receiver
 from tests.support.scaling import decision_lines, stop_checked

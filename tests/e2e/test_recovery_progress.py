@@ -15,9 +15,9 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from app.domain.control import ControlState
+from app.domain.events.control import ControlState
+from app.domain.events.publish import state_key
 from app.domain.pipeline import StoredControl
-from app.domain.publish import state_key
 from app.kafka.topics import CONTROL_CHANGELOG
 from app.settings import Settings
 from tables.codecs import dump_control

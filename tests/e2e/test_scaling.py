@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from tests.support.operator import ORDERS, run_scenario, set_up_topic
 from tests.support.receiver import webhook_receiver
 from tests.support.scaling import (

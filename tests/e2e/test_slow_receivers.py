@@ -17,7 +17,7 @@ import httpx
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from tests.support.receiver import QuietHandler, loopback_server
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import actual_workflow

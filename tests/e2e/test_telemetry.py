@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from tests.support.logs import records
 from tests.support.otlp import Span, otlp_receiver
 from tests.support.receiver import webhook_receiver

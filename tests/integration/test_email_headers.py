@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import uvloop
 
-from app.domain.workflow import render_template
+from app.domain.workflows.workflow import render_template
 from app.executors.email import EmailExecutor, header_value
 from devstack.kafka import free_port
 from devstack.smtp_sink import MailDir, SinkController

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.domain.incidents import IncidentStep, incident_step
-from app.domain.milliseconds import datetime_to_ms
+from app.domain.shared.milliseconds import datetime_to_ms
+from app.domain.workflows.incidents import IncidentStep, incident_step
 from app.store import results
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import EndedEpisode, Incident, IncidentEvent

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.domain.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
-from app.domain.tokens import token_hash
+from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
+from app.domain.iam.tokens import token_hash
 from app.store import accounts, results
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import AccessToken, Delivery

@@ -7,9 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from app.domain.control import ControlDecision, ControlState, Policy
+from app.domain.events.control import ControlDecision, ControlState, Policy
 from app.domain.pipeline import StoredControl, apply_policy, release_record
-from app.domain.workflow_stage import episode_key
+from app.domain.workflows.workflow_stage import episode_key
 from streams.control import tick_record
 from streams.control_caches import DueIndex
 from streams.idempotency import Expiry

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.delivery_verdicts import Attempt
+from app.domain.delivery.delivery_verdicts import Attempt
 from app.store.results import DeliveryResult
 from streams import actions
 from streams.actions import Deliveries, ReceiverLimits

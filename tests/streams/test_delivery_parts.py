@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.domain.delivery_verdicts import Attempt, Verdict
-from app.domain.webhooks import new_secret
+from app.domain.delivery.delivery_verdicts import Attempt, Verdict
+from app.domain.delivery.webhooks import new_secret
 from app.executors.webhook import WebhookExecutor
 from streams.actions import already_attempted, verdict_of
 

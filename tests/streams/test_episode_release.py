@@ -10,12 +10,12 @@ from typing import Any
 import orjson
 import pytest
 
-from app.domain.control import ControlDecision, ControlState, Policy, joined
-from app.domain.filters import compile_filter
+from app.domain.events.control import ControlDecision, ControlState, Policy, joined
 from app.domain.pipeline import StoredControl, apply_policy
-from app.domain.topic_config import TopicConfig, WorkflowConfig
-from app.domain.workflow import release_reaches
-from app.domain.workflow_stage import run_workflows
+from app.domain.workflows.filters.compiled import compile_filter
+from app.domain.workflows.topic_config import TopicConfig, WorkflowConfig
+from app.domain.workflows.workflow import release_reaches
+from app.domain.workflows.workflow_stage import run_workflows
 from tables.codecs import dump_control, load_control
 
 FIELDS: list[dict[str, Any]] = [

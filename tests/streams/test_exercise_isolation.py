@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.control import Policy
+from app.domain.events.control import Policy
+from app.domain.events.publish import idempotency_stage_key, state_key
 from app.domain.pipeline import StoredControl, apply_policy
-from app.domain.publish import idempotency_stage_key, state_key
 from streams.control import tick_record
 
 ORG, TOPIC = "org_1", "wtp_1"

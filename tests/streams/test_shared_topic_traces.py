@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.domain.filters import compile_filter
-from app.domain.topic_config import TopicConfig, WorkflowConfig
-from app.domain.workflow_stage import run_workflows
+from app.domain.workflows.filters.compiled import compile_filter
+from app.domain.workflows.topic_config import TopicConfig, WorkflowConfig
+from app.domain.workflows.workflow_stage import run_workflows
 
 FIELDS: list[dict[str, Any]] = [{"id": "level", "path": "level", "values": [{"type": "number"}]}]
 SECRET_THRESHOLD = 4242

@@ -10,8 +10,8 @@ from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.domain.ids import new_id
-from app.domain.resource_names import organization_name
+from app.domain.iam.resource_names import organization_name
+from app.domain.shared.ids import new_id
 from app.store import accounts
 from app.store.db import create_engine, sessionmaker
 from app.store.models import Incident

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.domain.webhooks import new_secret
+from app.domain.delivery.webhooks import new_secret
 from tests.support.scaling import METRIC_PROFILE, MetricLoad, decision_lines, gap_lines
 from tests.support.stack import Stack
 from tests.support.tails import Behind, behind

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from api.routes.publish import CHECKS_BETWEEN_YIELDS, MAX_LISTED_REFUSALS, _checked_one_by_one
-from app.domain.limits import PublishLimits
+from app.domain.events.limits import PublishLimits
 from app.errors import InvalidInput
 from app.settings import Settings
 

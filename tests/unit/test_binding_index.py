@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.binding_index import BindingIndex
-from app.domain.evaluation import Binding, evaluate
-from app.domain.resource_names import organization_name, resource_name
-from app.domain.roles import SYSTEM_ROLES, Role
+from app.domain.iam.binding_index import BindingIndex
+from app.domain.iam.evaluation import Binding, evaluate
+from app.domain.iam.resource_names import organization_name, resource_name
+from app.domain.iam.roles import SYSTEM_ROLES, Role
 
 ORGS = ["org_1", "org_12", "org_2"]
 TYPES = ["incidents", "workflow_topics", "operation_books", "incidents_archive"]

@@ -8,7 +8,7 @@ import ipaddress
 import pytest
 from pydantic import ValidationError
 
-from app.domain.client_address import client_address
+from app.domain.shared.client_address import client_address
 from app.settings import Settings
 
 PROXIES = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("192.0.2.7/32"), ipaddress.ip_network("fd00::/8"))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.control import (
+from app.domain.events.control import (
     MINUTE_MS,
     ControlDecision,
     ControlEvent,

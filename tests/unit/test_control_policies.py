@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.control import (
+from app.domain.events.control import (
     MINUTE_MS,
     ControlDecision,
     ControlEvent,

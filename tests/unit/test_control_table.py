@@ -1,5 +1,5 @@
 """Event control, table-driven: the spec's METRIC ABSOLUTE table row by row, the SET rule, DELTA,
-the choices app/domain/control.py documents where the spec says "not shown", and
+the choices app/domain/events/control.py documents where the spec says "not shown", and
 Policy.from_profile.
 
 Every row builds its "current situation" by driving ``decide`` from the empty state (and checks
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.control import (
+from app.domain.events.control import (
     MINUTE_MS,
     ControlDecision,
     ControlEvent,

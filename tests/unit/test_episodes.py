@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.episodes import EndedEpisode, EpisodePlan, FoundIncident, plan_incident_actions
+from app.domain.workflows.episodes import EndedEpisode, EpisodePlan, FoundIncident, plan_incident_actions
 
 KEY = ("ep1", "wf_all")
 

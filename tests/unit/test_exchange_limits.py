@@ -166,7 +166,7 @@ def test_ipv6_addresses_of_one_64_share_the_failure_limit(database: str, loop: a
 
 
 def test_rate_limit_keys() -> None:
-    from app.domain.client_address import rate_limit_key
+    from app.domain.shared.client_address import rate_limit_key
 
     assert rate_limit_key("192.0.2.7") == "192.0.2.7"
     assert rate_limit_key("2001:db8:1:2:3:4:5:6") == rate_limit_key("2001:db8:1:2::9") == "2001:db8:1:2::/64"

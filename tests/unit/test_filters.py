@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.domain.filters import (
+from app.domain.workflows.filters.compiled import compile_filter
+from app.domain.workflows.filters.sites import site_matches
+from app.domain.workflows.filters.validation import (
     MAX_DEPTH,
     MAX_LEAVES,
     MAX_LIST_VALUES,
     MAX_STRING_CHARS,
     InvalidFilter,
     broken_by_fields_change,
-    compile_filter,
-    site_matches,
     validate_filter,
 )
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.domain.evaluation import Binding, Grant, evaluate, evaluate_pattern, holds_every_permission
-from app.domain.permissions import (
+from app.domain.iam.evaluation import Binding, Grant, evaluate, evaluate_pattern, holds_every_permission
+from app.domain.iam.permissions import (
     ACTIONS,
     RESOURCE_PREFIXES,
     escalation_violations,
@@ -18,8 +18,8 @@ from app.domain.permissions import (
     is_valid_permission,
     permission_covers,
 )
-from app.domain.resource_names import InvalidName, organization_name, parse_pattern, pattern_covers
-from app.domain.roles import SYSTEM_ROLES, Role
+from app.domain.iam.resource_names import InvalidName, organization_name, parse_pattern, pattern_covers
+from app.domain.iam.roles import SYSTEM_ROLES, Role
 
 OWN = organization_name("org_1")
 OTHER = organization_name("org_2")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.domain.resource_names import (
+from app.domain.iam.resource_names import (
     MAX_NAME_LENGTH,
     MAX_TAIL_LENGTH,
     InvalidName,

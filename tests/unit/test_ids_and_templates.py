@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-import app.domain.ids as ids_module
-from app.domain.ids import effect_id, new_id, new_ids
-from app.domain.milliseconds import to_ms
-from app.domain.publish import state_key
-from app.domain.workflow import action_effect_id, mode_matches, render_template
+import app.domain.shared.ids as ids_module
+from app.domain.events.publish import state_key
+from app.domain.shared.ids import effect_id, new_id, new_ids
+from app.domain.shared.milliseconds import to_ms
+from app.domain.workflows.workflow import action_effect_id, mode_matches, render_template
 
 
 def test_new_ids_are_prefixed_and_sort_by_time() -> None:

@@ -1,4 +1,4 @@
-"""The publish hot path's cheap check for numbers out of range (app/domain/json_bounds.py) finds
+"""The publish hot path's cheap check for numbers out of range (app/domain/shared/json_bounds.py) finds
 exactly what its regular expression finds."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.json_bounds import _SUSPECT_NUMBER, suspect_number
+from app.domain.shared.json_bounds import _SUSPECT_NUMBER, suspect_number
 
 TRICKY = b'0123456789eE+-NaInfity .x{}"\xd9\xa3'  # \xd9\xa3: UTF-8 of an Arabic-Indic digit
 

@@ -9,7 +9,7 @@ import ipaddress
 import pytest
 from pydantic import ValidationError
 
-from app.domain.workflow import webhook_url_problem
+from app.domain.workflows.workflow import webhook_url_problem
 from app.net.errors import TargetRefused
 from app.net.ssrf import CheckedResolver
 from app.net.target import target

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.clock import now_ms
-from app.domain.milliseconds import iso_ms, ms_to_datetime, to_ms
+from app.domain.shared.milliseconds import iso_ms, ms_to_datetime, to_ms
 
 
 def test_seconds_become_whole_milliseconds_truncated_like_int() -> None:

@@ -25,15 +25,13 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from api.body import split_batch
-from app.domain.conditions import compile_condition
-from app.domain.filters import InvalidFilter, compile_filter, site_matches, validate_filter
-from app.domain.json_bounds import json_violations
-from app.domain.limits import PublishLimits, publish_violations
-from app.domain.notification import NotificationObject
-from app.domain.permissions import is_valid_permission, permission_covers
-from app.domain.publish import PublishRecordEncoder, PublishRequest, publish_record
-from app.domain.publish_check import check_batch_at_once, check_publish
-from app.domain.resource_names import (
+from app.domain.events.limits import PublishLimits, publish_violations
+from app.domain.events.notification import NotificationObject
+from app.domain.events.publish import PublishRecordEncoder, PublishRequest, publish_record
+from app.domain.events.publish_check import check_batch_at_once, check_publish
+from app.domain.iam.conditions import compile_condition
+from app.domain.iam.permissions import is_valid_permission, permission_covers
+from app.domain.iam.resource_names import (
     InvalidName,
     organization_of,
     parse_pattern,
@@ -41,8 +39,12 @@ from app.domain.resource_names import (
     validate_binding_resource,
     validate_resource_name,
 )
-from app.domain.subject_filter import subject_matches, validate_subject_filter
-from app.domain.workflow import render_template
+from app.domain.iam.subject_filter import subject_matches, validate_subject_filter
+from app.domain.shared.json_bounds import json_violations
+from app.domain.workflows.filters.compiled import compile_filter
+from app.domain.workflows.filters.sites import site_matches
+from app.domain.workflows.filters.validation import InvalidFilter, validate_filter
+from app.domain.workflows.workflow import render_template
 from app.errors import InvalidCredential, InvalidInput
 from app.kafka import records
 from tests.support.bounds import bounded
@@ -305,7 +307,7 @@ def _one_by_one(body: bytes, limits: PublishLimits, required: bool, max_request:
 def test_a_batch_checked_at_once_accepts_only_what_checking_each_request_accepts(
     bodies: list[bytes], required: bool, space: str
 ) -> None:
-    """The batch's one-pass check (app/domain/publish_check.py) is exact: whatever it accepts, checking
+    """The batch's one-pass check (app/domain/events/publish_check.py) is exact: whatever it accepts, checking
     each request as a single publish accepts too, as the same requests; it may decline (None) and
     leave the batch to that check, never accept what that check refuses."""
     sep = f"{space},{space}".encode()
@@ -346,7 +348,7 @@ def test_a_plain_batch_is_checked_at_once() -> None:
 @example(float("inf"))
 @example([[[[[[1]]]]]])
 def test_every_stored_body_the_bounds_accept_encodes_for_the_pipeline(value: Any) -> None:
-    """The shared validator (app/domain/json_bounds.py) of every stored and forwarded body: what it
+    """The shared validator (app/domain/shared/json_bounds.py) of every stored and forwarded body: what it
     accepts orjson encodes and decodes to an equal value; what it refuses names where."""
     found = list(json_violations(value, (), max_depth=5))
     if not found:

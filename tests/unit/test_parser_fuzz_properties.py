@@ -23,18 +23,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from app.domain.conditions import (
+from app.domain.events.notification import NotificationObject
+from app.domain.events.publish import PublishRecordEncoder, PublishRequest, publish_record
+from app.domain.iam.conditions import (
     _NAMESPACED,
     _OPERAND_START,
     _STRING,
     compile_condition,
     translate_condition,
 )
-from app.domain.filters import OPERATOR_TYPES, compile_filter, validate_filter
-from app.domain.notification import NotificationObject
-from app.domain.permissions import ACTIONS, PERMISSION_RE, expand_permission, is_valid_permission, permission_covers
-from app.domain.publish import PublishRecordEncoder, PublishRequest, publish_record
-from app.domain.resource_names import (
+from app.domain.iam.permissions import ACTIONS, PERMISSION_RE, expand_permission, is_valid_permission, permission_covers
+from app.domain.iam.resource_names import (
     MAX_NAME_LENGTH,
     MAX_TAIL_LENGTH,
     InvalidName,
@@ -45,8 +44,11 @@ from app.domain.resource_names import (
     validate_binding_resource,
     validate_resource_name,
 )
-from app.domain.subject_filter import subject_matches, validate_subject_filter
-from app.domain.workflow import webhook_url_problem
+from app.domain.iam.subject_filter import subject_matches, validate_subject_filter
+from app.domain.workflows.filters.compiled import compile_filter
+from app.domain.workflows.filters.operators import OPERATOR_TYPES
+from app.domain.workflows.filters.validation import validate_filter
+from app.domain.workflows.workflow import webhook_url_problem
 from app.errors import InvalidCredential
 from tests.support.bounds import bounded
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from app.domain.control import ControlState
+from app.domain.events.control import ControlState
 from app.domain.pipeline import StoredControl
 from app.kafka import topics
 from app.kafka.topics import keyed_topics, mismatch_message, topic_specs

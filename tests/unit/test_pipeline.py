@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from app.domain.episodes import FoundIncident, plan_incident_actions
-from app.domain.filters import compile_filter
+from app.domain.events.publish import state_key
 from app.domain.pipeline import Processed, StoredControl, process, reads_state, tick_record
-from app.domain.publish import state_key
-from app.domain.topic_config import TopicConfig, WorkflowConfig
+from app.domain.workflows.episodes import FoundIncident, plan_incident_actions
+from app.domain.workflows.filters.compiled import compile_filter
+from app.domain.workflows.topic_config import TopicConfig, WorkflowConfig
 from tables.codecs import dump_control, load_control
 
 FIELDS: list[dict[str, Any]] = [

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.domain.notification import NotificationObject
-from app.domain.push import (
+from app.domain.delivery.push import (
     PushContent,
     PushSound,
     apns_payload,
@@ -19,6 +18,7 @@ from app.domain.push import (
     push_content,
     remaining_ttl,
 )
+from app.domain.events.notification import NotificationObject
 
 NOW_S = 1_700_000_000
 TOPIC = "Quakes"

@@ -3,7 +3,7 @@ keys, so a flood of new keys cannot reset the limit of a key in use."""
 
 from __future__ import annotations
 
-from app.domain.rate_limit import RateLimiter, retry_after_header
+from app.domain.shared.rate_limit import RateLimiter, retry_after_header
 
 
 class Clock:

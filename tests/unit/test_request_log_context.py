@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from api.fastpath import TocsinAPI
-from app.domain.principal import Principal
+from app.domain.iam.principal import Principal
 from app.observability import logs
 
 ORG, OTHER_ORG = "org_victim", "org_caller"

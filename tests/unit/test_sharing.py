@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.domain.sharing import OrgRelations, may_receive, targeted
+from app.domain.iam.sharing import OrgRelations, may_receive, targeted
 
 OWNER = OrgRelations(
     "org_owner",

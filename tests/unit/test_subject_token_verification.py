@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.conditions import compile_condition
+from app.domain.iam.conditions import compile_condition
 from app.identity.exchange import (
     MAX_SUBJECT_TOKEN_BYTES,
     CredentialConfig,

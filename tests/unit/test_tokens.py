@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.tokens import PREFIX, TOKEN_LEN, _checksum, generate_token, is_well_formed, token_hash
+from app.domain.iam.tokens import PREFIX, TOKEN_LEN, _checksum, generate_token, is_well_formed, token_hash
 
 
 def test_generated_tokens_are_well_formed_and_distinct() -> None:

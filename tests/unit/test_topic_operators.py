@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.filters import operator_problem, spec_field_values, spec_operators
+from app.domain.workflows.filters.operators import operator_problem, spec_field_values, spec_operators
 
 # The spec's table, written out again here so the tests do not read it from the code.
 SPEC_TABLE: dict[str, set[str]] = {

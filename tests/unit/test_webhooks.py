@@ -17,16 +17,15 @@ from hypothesis import strategies as st
 from standardwebhooks import webhooks as reference
 from standardwebhooks.webhooks import Webhook
 
-from app.domain.delivery_verdicts import (
+from app.domain.delivery.delivery_verdicts import (
     MAX_RETRY_AFTER_S,
     Verdict,
     classify,
     parse_http_date,
     retry_after_s,
 )
-from app.domain.delivery_verdicts import DeliveryOutcome as Outcome
-from app.domain.retry_schedule import RetrySchedule, delay_levels, level_for
-from app.domain.webhooks import (
+from app.domain.delivery.delivery_verdicts import DeliveryOutcome as Outcome
+from app.domain.delivery.webhooks import (
     mask_secret,
     new_secret,
     secret_key,
@@ -34,6 +33,7 @@ from app.domain.webhooks import (
     webhook_body,
     webhook_headers,
 )
+from app.domain.shared.retry_schedule import RetrySchedule, delay_levels, level_for
 from app.executors import webhook as webhook_executor
 from app.executors.webhook import WebhookExecutor
 

@@ -1,7 +1,7 @@
 """CloudEvents 1.0 (HTTP binding) mapped onto the native publish request.
 
 One event becomes the JSON of one publish request, which the API then checks exactly as a native
-publish (app/domain/publish_check.py); a refusal names the CloudEvents attribute at fault
+publish (app/domain/events/publish_check.py); a refusal names the CloudEvents attribute at fault
 (:func:`attribute_of`). The mapping (docs/api.md, "CloudEvents"):
 
 - ``data`` → ``data`` (a JSON object; ``datacontenttype`` absent or JSON);

@@ -1,7 +1,7 @@
 """topic fields: operators in the spec's spelling, each on a type the spec allows it on
 
 Until now ``fields[].values[].operators`` took any string. Stored lists are rewritten with
-app.domain.filters.spec_field_values: other spellings of the spec's operators (``==``, ``in``,
+app.domain.workflows.filters.spec_field_values: other spellings of the spec's operators (``==``, ``in``,
 ``starts_with``, ...) become the spec's; what is not an operator of the spec, or not for the
 entry's type, is left out (the filter code already ignored it, so no workflow changes meaning).
 
@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-from app.domain.filters import spec_field_values
+from app.domain.workflows.filters.operators import spec_field_values
 
 revision = "0007"
 down_revision = "0006"
@@ -32,7 +32,9 @@ def spec_fields(spec: Any) -> Any:
     if not isinstance(spec, dict) or not isinstance(spec.get("fields"), list):
         return spec
     fields = [
-        {**f, "values": spec_field_values(f["values"])} if isinstance(f, dict) and isinstance(f.get("values"), list) else f
+        {**f, "values": spec_field_values(f["values"])}
+        if isinstance(f, dict) and isinstance(f.get("values"), list)
+        else f
         for f in spec["fields"]
     ]
     return {**spec, "fields": fields}

@@ -1,5 +1,5 @@
 """ended_episodes: a control episode whose RESOLVE reached the incident sink before its NOTIFY, so
-that the NOTIFY opens the episode's incident RESOLVED (app/domain/episodes.py)
+that the NOTIFY opens the episode's incident RESOLVED (app/domain/workflows/episodes.py)
 
 Revision ID: 0010
 Revises: 0009

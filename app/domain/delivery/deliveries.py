@@ -1,7 +1,7 @@
 """Delivery items (push, e-mail, webhook) between attempts: when a fetched item is a
 redelivery of one attempted already, and the items a failed attempt leads to (the next attempt
 on a retry topic, or the dead letter that stays replayable). What an attempt's result means is
-app/domain/webhooks.py (``classify``)."""
+app/domain/delivery/webhooks.py (``classify``)."""
 
 from __future__ import annotations
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.domain.binding_index import BindingIndex
-from app.domain.evaluation import Binding, Grant
-from app.domain.roles import SYSTEM_ROLES, Role
+from app.domain.iam.binding_index import BindingIndex
+from app.domain.iam.evaluation import Binding, Grant
+from app.domain.iam.roles import SYSTEM_ROLES, Role
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,9 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from app.domain.control import ControlDecision
-from app.domain.milliseconds import iso_ms
-from app.domain.publish import PublishStatus
+from app.domain.events.control import ControlDecision
+from app.domain.events.publish import PublishStatus
+from app.domain.shared.milliseconds import iso_ms
 
 SECRET_PREFIX = "whsec_"
 MIN_SECRET_BYTES = 24  # Standard Webhooks: at least 192 bits…

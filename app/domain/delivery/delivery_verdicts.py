@@ -2,7 +2,7 @@
 
 - 2xx delivered; 410 Gone disables the endpoint (no retry); everything else — 3xx (redirects
   are never followed), 4xx, 5xx, timeouts, connection errors — is a failure retried on the
-  :class:`~app.domain.retry_schedule.RetrySchedule` until its attempts run out (DEAD). Other
+  :class:`~app.domain.shared.retry_schedule.RetrySchedule` until its attempts run out (DEAD). Other
   4xx than 408/409/425/429 are retried too, as Standard Webhooks suggests: a receiver that
   answers 401/404 while it is being redeployed or reconfigured recovers within the schedule,
   and a dead delivery stays visible for a manual replay.
@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from app.domain.retry_schedule import RetrySchedule, delay_levels, level_for
+from app.domain.shared.retry_schedule import RetrySchedule, delay_levels, level_for
 
 
 @dataclass(slots=True)

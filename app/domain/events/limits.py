@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from app.domain.json_bounds import json_violations, may_exceed
-from app.domain.publish import PublishRequest
+from app.domain.events.publish import PublishRequest
+from app.domain.shared.json_bounds import json_violations, may_exceed
 
 LIMIT_EXCEEDED = "limit_exceeded"
 
@@ -124,7 +124,7 @@ def publish_violations(
         if notification is not None and notification.data is not None:
             found.extend(_tree_violations(notification.data, ("notification", "data"), limits))
     if not numbers_cleared and may_exceed(body, None):
-        # every number of the request: data, notification, event_control (app/domain/json_bounds.py)
+        # every number of the request: data, notification, event_control (app/domain/shared/json_bounds.py)
         found.extend(json_violations(request.model_dump(exclude_none=True)))
     return found
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.domain.filters import CompiledFilter, InvalidFilter, compile_filter
+from app.domain.workflows.filters.compiled import CompiledFilter, compile_filter
+from app.domain.workflows.filters.validation import InvalidFilter
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ the README's policy section:
   stable counter;
 - a release belongs to its episode: the state keeps the workflows that ran for the episode's
   NOTIFYs (:func:`joined`, called by the agent once the workflows ran) and the RESOLVE reaches
-  exactly those, whatever the releasing event's data (app/domain/workflow.py, ``release_reaches``).
+  exactly those, whatever the releasing event's data (app/domain/workflows/workflow.py, ``release_reaches``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import hashlib
 import os
 import time
 
-from app.domain.milliseconds import to_ms
+from app.domain.shared.milliseconds import to_ms
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 # Two Crockford characters (10 bits) per lookup: ids are made on the publish hot path.

@@ -2,7 +2,7 @@
 rule, for the single publish and for every item of a batch (api/routes/publish.py).
 
 The checks, in order: the model (:class:`PublishRequest`, strict: pydantic's ``ValidationError``),
-the deployment's input limits (app/domain/limits.py), and, on a topic with a control policy, the
+the deployment's input limits (app/domain/events/limits.py), and, on a topic with a control policy, the
 partition key (both :class:`InvalidInput`). Each failure is a ``422 VAL-001`` whose details list
 the failing fields, ``{"fields": [{field, message, type}]}``.
 """
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_json
 
-from app.domain.json_bounds import may_exceed
-from app.domain.limits import LIMIT_EXCEEDED, PublishLimits, Violation, publish_violations
-from app.domain.publish import PublishRequest
+from app.domain.events.limits import LIMIT_EXCEEDED, PublishLimits, Violation, publish_violations
+from app.domain.events.publish import PublishRequest
+from app.domain.shared.json_bounds import may_exceed
 from app.errors import InvalidInput
 
 PARTITION_KEY_REQUIRED = "event_control.partition_key is required on topics with a control policy"
@@ -38,7 +38,7 @@ def check_publish(
     ``partition_key_required``: the topic has a control policy (METRIC, SET), so the request must
     name its control state; False also when the topic is not known yet (its 404 comes later).
     ``numbers_cleared``: the batch holding ``body`` holds no number out of range
-    (:func:`~app.domain.limits.publish_violations`).
+    (:func:`~app.domain.events.limits.publish_violations`).
     """
     request = PublishRequest.model_validate_json(body)
     if violations := publish_violations(request, body, limits, numbers_cleared=numbers_cleared):
@@ -67,7 +67,7 @@ def check_batch_at_once(
     - pydantic validates the array of the same strict model from the same JSON (its parser is at
       least as strict as the scanner that splits a batch: control characters, lone surrogates,
       UTF-8, trailing data all fail here and go the other way);
-    - each request's limits are checked by :func:`~app.domain.limits.publish_violations` on a text
+    - each request's limits are checked by :func:`~app.domain.events.limits.publish_violations` on a text
       that holds every value its body-based prefilters look at (``data`` and ``notification.data``
       as JSON: no fewer brackets, commas or characters than the request's own text has there), so
       its cheap checks can only walk more, never less.

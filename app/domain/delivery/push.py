@@ -58,12 +58,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from app.domain.control import ControlDecision
-from app.domain.notification import (
+from app.domain.events.control import ControlDecision
+from app.domain.events.notification import (
     DEFAULT_LANG,
     DEFAULT_SOUND,
 )
-from app.domain.publish import PublishStatus
+from app.domain.events.publish import PublishStatus
 
 RELEASE_PREFIX = "Resolved: "
 MODE_STAMPS: Mapping[PublishStatus, str] = MappingProxyType(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.domain.permissions import is_concrete_permission
-from app.domain.resource_names import PATTERN_CACHE, pattern_covers, pattern_or_none
-from app.domain.roles import Role
+from app.domain.iam.permissions import is_concrete_permission
+from app.domain.iam.resource_names import PATTERN_CACHE, pattern_covers, pattern_or_none
+from app.domain.iam.roles import Role
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The spec's notification object (a publish's ``notification``), validated strictly: JSON
 types as the spec gives them, no unknown keys except inside ``data``. Used by the publish body
-(app/domain/publish.py) and read by the push mapping (app/domain/push.py)."""
+(app/domain/events/publish.py) and read by the push mapping (app/domain/delivery/push.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
-from app.domain.strict_model import FrozenStrictModel
+from app.domain.shared.strict_model import FrozenStrictModel
 
 DEFAULT_LANG = "ja"
 DEFAULT_SOUND = "default"

@@ -12,12 +12,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.domain.control import ControlDecision
-from app.domain.filters import site_matches
-from app.domain.sharing import targeted
-from app.domain.topic_config import TopicConfig, WorkflowConfig
-from app.domain.webhooks import webhook_body
-from app.domain.workflow import action_effect_id, mode_matches, release_reaches, render_template, stamped
+from app.domain.delivery.webhooks import webhook_body
+from app.domain.events.control import ControlDecision
+from app.domain.iam.sharing import targeted
+from app.domain.workflows.filters.sites import site_matches
+from app.domain.workflows.topic_config import TopicConfig, WorkflowConfig
+from app.domain.workflows.workflow import action_effect_id, mode_matches, release_reaches, render_template, stamped
 
 
 @dataclass(slots=True)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from app.domain.evaluation import Binding, Grant
-from app.domain.permissions import is_valid_permission
-from app.domain.resource_names import InvalidName, NamePattern, parse_pattern
-from app.domain.roles import Role
+from app.domain.iam.evaluation import Binding, Grant
+from app.domain.iam.permissions import is_valid_permission
+from app.domain.iam.resource_names import InvalidName, NamePattern, parse_pattern
+from app.domain.iam.roles import Role
 
 _ANY = ""  # bucket of bindings whose literal part does not fix a resource type
 

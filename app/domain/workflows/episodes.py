@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.incidents import IncidentStep, incident_step
+from app.domain.workflows.incidents import IncidentStep, incident_step
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.domain.permissions import RESOURCE_PREFIXES, covers_concrete, is_concrete_permission
+from app.domain.iam.permissions import RESOURCE_PREFIXES, covers_concrete, is_concrete_permission
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,11 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_core import to_json
 
-from app.domain.notification import NotificationObject
-from app.domain.strict_model import FrozenStrictModel
+from app.domain.events.notification import NotificationObject
+from app.domain.shared.strict_model import FrozenStrictModel
 
 MAX_KEY_CHARS = 256
-# Hard ceilings; a deployment tightens them with TOCSIN_MAX_PUBLISH_* (app/domain/limits.py).
+# Hard ceilings; a deployment tightens them with TOCSIN_MAX_PUBLISH_* (app/domain/events/limits.py).
 MAX_ARRAY_ITEMS = 10_000
 MAX_METRICS = 1000
 MAX_ITEM_CHARS = 1024  # one SET member (``areas``) or target organization id

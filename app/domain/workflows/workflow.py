@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
-from app.domain.ids import effect_id
-from app.domain.publish import PublishStatus
-from app.domain.push import MODE_STAMPS, RELEASE_PREFIX
+from app.domain.delivery.push import MODE_STAMPS, RELEASE_PREFIX
+from app.domain.events.publish import PublishStatus
+from app.domain.shared.ids import effect_id
 
 
 class ActionType(StrEnum):
@@ -121,7 +121,7 @@ def render_template(template: str, context: dict[str, Any]) -> str:
 
 def stamped(text: str, mode: str, decision: str) -> str:
     """``text`` with the exercise stamp of ``mode`` and, for a RESOLVE, the release prefix — the
-    same stamps as the push title (app/domain/push.py), on every output (e-mail subject, incident
+    same stamps as the push title (app/domain/delivery/push.py), on every output (e-mail subject, incident
     title), so nobody mistakes an exercise for the real thing or a release for a new alert."""
     release = RELEASE_PREFIX if decision == "RESOLVE" else ""
     return f"{_STAMPS.get(mode, '')}{release}{text}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.domain.strict_model import StrictModel
+from app.domain.shared.strict_model import StrictModel
 
 MIN_RESET_SECONDS = 60
 MAX_RESET_SECONDS = 2_592_000
