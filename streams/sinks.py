@@ -50,7 +50,7 @@ async def _write_incidents(actions: list[dict[str, Any]]) -> None:
                 "detail": {
                     "effect_id": a["effect_id"],
                     "type": "RUN_OPERATION_BOOK",
-                    "outcome": "resolved" if a.get("decision") == "RESOLVE" else "stored",
+                    "outcome": outcome.effects.get(a["effect_id"], "stored"),
                 },
             }
             for a in actions

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.domain.events.control import (
+    ACKNOWLEDGED_BY_SOURCE,
     POLICY_TYPE_CHANGED_KEY,
     ControlDecision,
     ControlEvent,
@@ -27,7 +28,9 @@ from app.domain.events.control import (
     Outcome,
     Policy,
     PolicyType,
+    SourceAction,
     decide,
+    decide_bypass_action,
     end_for_policy_change,
     joined,
     tick,
@@ -87,12 +90,19 @@ def reads_state(cfg: TopicConfig | None, record: dict[str, Any]) -> bool:
     return record.get("kind") == "tick" or policy_of(cfg).type is not PolicyType.BYPASS
 
 
+def source_action(record: dict[str, Any]) -> SourceAction:
+    """The publisher's ``event_control.action`` (absent: trigger)."""
+    action = (record.get("event_control") or {}).get("action")
+    return SourceAction(action) if action else SourceAction.TRIGGER
+
+
 def control_event(record: dict[str, Any]) -> ControlEvent:
     ec = record.get("event_control") or {}
     return ControlEvent(
         at_ms=int(record["accepted_ms"]),
         metrics={str(k): float(v) for k, v in (ec.get("metrics") or {}).items()},
         areas=tuple(str(a) for a in ec.get("areas") or ()),
+        action=source_action(record),
     )
 
 
@@ -192,8 +202,19 @@ def process(
     policy = policy_of(cfg)
     out = Processed()
     if policy.type is PolicyType.BYPASS and record.get("kind") != "tick":
-        rec = {**record, "decision": ControlDecision.NOTIFY, "control": dict(_BYPASS_CONTROL)}
-        out.decided.append((rec, run_workflows(rec, cfg, ())))
+        action = source_action(record)
+        if action is SourceAction.TRIGGER:
+            rec = {**record, "decision": ControlDecision.NOTIFY, "control": dict(_BYPASS_CONTROL)}
+            out.decided.append((rec, run_workflows(rec, cfg, ())))
+            return out
+        # a resolve or an acknowledge of the publisher's open incident: the workflows' filter and
+        # sites decide which it reaches (there is no episode to remember them)
+        outcome = decide_bypass_action(ControlState(), action)
+        by_source = {"policy": PolicyType.BYPASS, "decision": outcome.decision, "reason": outcome.reason}
+        rec = {**record, "decision": outcome.decision, "control": by_source}
+        if outcome.reason == ACKNOWLEDGED_BY_SOURCE:
+            rec["acknowledge"] = True
+        out.decided.append((rec, run_workflows(rec, cfg, None)))
         return out
     if stored is not None and offset <= stored.offset:
         out.skipped = True
@@ -217,8 +238,13 @@ def process(
             "episode_key": episode_key(key, outcome.state.episode_seq) if in_episode else None,
             "control": control,
         }
-        # A release reaches the workflows that ran for its episode's NOTIFYs, kept in the state.
-        release_to = before.episode_workflows if outcome.decision is ControlDecision.RESOLVE else ()
+        # A release reaches the workflows that ran for its episode's NOTIFYs, kept in the state; so
+        # does the source's acknowledge of the open episode.
+        acknowledges = outcome.reason == ACKNOWLEDGED_BY_SOURCE
+        if acknowledges:
+            rec["acknowledge"] = True
+        releases = outcome.decision is ControlDecision.RESOLVE or acknowledges
+        release_to = before.episode_workflows if releases else ()
         outputs = run_workflows(rec, cfg, release_to)
         after = outcome.state
         if outputs.notified and after.episode_open:  # a NOTIFY is a record's last step: ``new`` is after it

@@ -5,11 +5,11 @@ resolves or follows up is decided in app/domain/workflows/episodes.py; this modu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, tuple_
+from sqlalchemy import and_, delete, or_, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,6 +23,7 @@ from app.domain.workflows.episodes import (
     episode_keys,
     plan_incident_actions,
     publisher_event_ids,
+    source_partition_keys,
 )
 from app.store.models import (
     ControlStateView,
@@ -50,6 +51,7 @@ class SinkOutcome:
     created: int
     updated: int
     duplicates: int
+    effects: dict[str, str] = field(default_factory=dict)  # effect id → what it did (the trace's outcome)
 
 
 async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> SinkOutcome:
@@ -74,6 +76,8 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
         opened = found[incident_id]  # (one this batch created, too)
         opened.event_id, opened.server_event_id = action.get("publisher_event_id"), action["event_id"]
         opened.title, opened.created_at = action["title"], ms_to_datetime(action["accepted_ms"])
+    for incident_id, at_ms in plan.acknowledged.items():
+        found[incident_id].status, found[incident_id].acknowledged_at = "ACKNOWLEDGED", ms_to_datetime(at_ms)
     for incident_id, at_ms in plan.resolved.items():
         found[incident_id].status, found[incident_id].resolved_at = "RESOLVED", ms_to_datetime(at_ms)
     session.add_all(incidents)
@@ -108,7 +112,9 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
         keys = tuple_(EndedEpisodeRow.episode_key, EndedEpisodeRow.workflow_id)
         await session.execute(delete(EndedEpisodeRow).where(keys.in_(sorted(plan.forget))))
     await session.flush()
-    return SinkOutcome(created=len(plan.created), updated=plan.updated, duplicates=plan.duplicates)
+    return SinkOutcome(
+        created=len(plan.created), updated=plan.updated, duplicates=plan.duplicates, effects=plan.effects
+    )
 
 
 def _found(incident: Incident, previous: FoundIncident | None = None) -> FoundIncident:
@@ -214,16 +220,20 @@ async def _ended_episodes(
 
 
 async def _open_incidents(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> dict[tuple[str, str], Incident]:
-    """Single events: open incidents by (workflow, publisher ``event.id``), in one query per batch."""
-    publisher_ids = publisher_event_ids(actions)
-    if not publisher_ids:
+    """Single events: open incidents by (workflow, publisher ``event.id``) — or, for a resolve or an
+    acknowledge without one, by (workflow, partition key) among those of no ``event.id``, the
+    newest kept — in one query per batch."""
+    publisher_ids, partition_keys = publisher_event_ids(actions), source_partition_keys(actions)
+    if not publisher_ids and not partition_keys:
         return {}
+    named = Incident.event_id.in_(publisher_ids)
+    by_partition = and_(Incident.event_id.is_(None), Incident.partition_key.in_(partition_keys))
     rows = await session.scalars(
-        select(Incident).where(
-            Incident.event_id.in_(publisher_ids), Incident.status != "RESOLVED", Incident.episode_key.is_(None)
-        )
+        select(Incident)
+        .where(or_(named, by_partition), Incident.status != "RESOLVED", Incident.episode_key.is_(None))
+        .order_by(Incident.created_at, Incident.id)
     )
-    return {(i.workflow_id, i.event_id or ""): i for i in rows}
+    return {(i.workflow_id, i.event_id or i.partition_key or ""): i for i in rows}
 
 
 async def record_trace_steps(session: AsyncSession, steps: Sequence[dict[str, Any]]) -> None:

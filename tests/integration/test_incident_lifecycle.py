@@ -172,6 +172,52 @@ async def test_an_episodes_opener_arriving_after_a_later_notify_of_the_same_batc
         assert datetime_to_ms(incident.created_at) == 1_700_000_000_000
 
 
+async def test_single_events_acknowledged_and_resolved_by_their_source(engine: AsyncEngine) -> None:
+    """Issue 33, item 1: a BYPASS trigger's incident is acknowledged, then resolved, by publishes of
+    the same publisher key; one without an ``event.id`` names its incident by the partition key; a
+    resolve that names nothing open changes nothing."""
+
+    def single(effect: str, decision: str, at_ms: int, publisher: str | None, partition: str) -> dict[str, Any]:
+        reason = {"RESOLVE": "resolved by the source", "ACKNOWLEDGE": "acknowledged by the source"}.get(decision)
+        return {
+            **_action(effect, decision, at_ms, episode=""),
+            "episode_key": None,
+            "publisher_event_id": publisher,
+            "partition_key": partition,
+            "reason": reason,
+        }
+
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(
+            session, [single("a", "NOTIFY", 0, "disk-full", "host-1"), single("b", "NOTIFY", 10, None, "host-2")]
+        )
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [single("c", "ACKNOWLEDGE", 100, "disk-full", "host-1")])
+    async with sessions() as session:
+        status = {i.server_event_id: i.status for i in await session.scalars(select(Incident))}
+        assert status == {"evt_a": "ACKNOWLEDGED", "evt_b": "OPEN"}
+    async with sessions.begin() as session:
+        outcome = await results.apply_incident_actions(
+            session,
+            [
+                single("d", "RESOLVE", 200, "disk-full", "host-1"),
+                single("e", "RESOLVE", 210, None, "host-2"),
+                single("f", "RESOLVE", 220, "never-triggered", "host-3"),
+            ],
+        )
+    assert (outcome.created, outcome.updated) == (0, 2)
+    async with sessions() as session:
+        rows = {i.server_event_id: i for i in await session.scalars(select(Incident))}
+        assert {e: i.status for e, i in rows.items()} == {"evt_a": "RESOLVED", "evt_b": "RESOLVED"}
+        assert rows["evt_a"].acknowledged_at is not None
+        assert await _timeline(session, rows["evt_a"].id) == [
+            ("CREATED", "level a"),
+            ("ACKNOWLEDGED", "acknowledged by the source"),
+            ("RESOLVED", "released: resolved by the source"),
+        ]
+
+
 def test_incident_steps() -> None:
     assert incident_step("NOTIFY", None) is IncidentStep.CREATE
     assert incident_step("NOTIFY", "OPEN") is IncidentStep.UPDATE

@@ -119,3 +119,57 @@ def test_an_ended_episode_seen_again_is_not_ended_twice() -> None:
 def test_a_single_events_resolve_ends_nothing() -> None:
     single = {**RESOLVE, "episode_key": None, "publisher_event_id": "p1"}
     assert plan_incident_actions([single], set(), {}, {}).ended == {}
+
+
+# The source's resolve and acknowledge of a single event's incident (issue 33, item 1): named by the
+# publisher's event.id, else (a resolve or an acknowledge without one) by the partition key.
+
+
+def _single(eff: str, decision: str, at: int, publisher: str | None, partition: str | None = "pk") -> dict[str, Any]:
+    return {
+        **_action(eff, decision, at),
+        "episode_key": None,
+        "publisher_event_id": publisher,
+        "partition_key": partition,
+        "reason": {"RESOLVE": "resolved by the source", "ACKNOWLEDGE": "acknowledged by the source"}.get(decision),
+    }
+
+
+def test_a_trigger_then_its_acknowledge_then_its_resolve_from_the_source() -> None:
+    trigger = _single("1", "NOTIFY", 100, "disk-full")
+    plan = plan_incident_actions([trigger], set(), {}, {})
+    (created,) = [i for i, _ in plan.created]
+    found = {("wf_all", "disk-full"): FoundIncident(created, "OPEN", 100)}
+    ack, resolve = _single("2", "ACKNOWLEDGE", 200, "disk-full"), _single("3", "RESOLVE", 300, "disk-full")
+    plan = plan_incident_actions([ack, resolve], set(), {}, found)
+    assert plan.acknowledged == {created: 200} and plan.resolved == {created: 300}
+    assert [(e.kind, e.message) for e in plan.entries] == [
+        ("ACKNOWLEDGED", "acknowledged by the source"),
+        ("RESOLVED", "released: resolved by the source"),
+    ]
+
+
+def test_a_resolve_without_an_event_id_names_the_incident_by_its_partition_key() -> None:
+    found = {("wf_all", "pk"): FoundIncident("inc_x", "OPEN", 100)}
+    plan = plan_incident_actions([_single("2", "RESOLVE", 200, None)], set(), {}, found)
+    assert plan.resolved == {"inc_x": 200}
+
+
+def test_a_resolve_or_an_acknowledge_that_names_nothing_open_changes_nothing() -> None:
+    actions = [_single("2", "ACKNOWLEDGE", 200, "gone"), _single("3", "RESOLVE", 300, "gone")]
+    plan = plan_incident_actions(actions, set(), {}, {})
+    assert (plan.created, plan.resolved, plan.acknowledged, plan.entries, plan.ended) == ([], {}, {}, [], {})
+
+
+def test_an_acknowledge_leaves_an_acknowledged_or_resolved_incident_as_it_is() -> None:
+    found = {("wf_all", "x"): FoundIncident("inc_x", "ACKNOWLEDGED", 100)}
+    plan = plan_incident_actions([_single("2", "ACKNOWLEDGE", 200, "x")], set(), {}, found)
+    assert (plan.acknowledged, plan.entries) == ({}, [])
+
+
+def test_an_episodes_acknowledge_from_the_source_acknowledges_its_incident() -> None:
+    ack = {**_action("2", "ACKNOWLEDGE", 200), "reason": "acknowledged by the source"}
+    plan = plan_incident_actions([ack], set(), {KEY: FoundIncident("inc_1", "OPEN", 100)}, {})
+    assert plan.acknowledged == {"inc_1": 200} and plan.ended == {}
+    plan = plan_incident_actions([ack], set(), {}, {})
+    assert plan.ended == {}, "an acknowledge that finds no incident is not an end of the episode"

@@ -72,6 +72,7 @@ class In:
     profile: dict[str, Any] | None = None  # the topic's policy from this record on (None: as before)
     workflows: tuple[WorkflowConfig, ...] | None = None  # the topic's workflows from this record on
     redelivered: int | None = None  # the index of an earlier input this one redelivers (same offset)
+    action: str | None = None  # event_control.action: trigger (None), resolve, acknowledge
 
 
 def ev(at_ms: int, level: float | None = None, **kw: Any) -> In:
@@ -260,6 +261,62 @@ ROWS = [
 ]
 
 
+# The source's resolve and acknowledge (issue 33, item 1; API.md "Resolve and acknowledge from the source")
+ROWS += [
+    Row(
+        "a source resolve ends the open METRIC episode; the release reaches its workflows; the next value opens anew",
+        METRIC,
+        (ev(0, 12, site="osaka"), ev(1, action="resolve"), ev(2, 12)),
+        (("NOTIFY: wf_all wf_high",), ("RESOLVE: wf_all wf_high",), ("NOTIFY: wf_all wf_high wf_tokyo",)),
+        {"ACTUAL/st-1": (True, ("wf_all", "wf_high", "wf_tokyo"))},
+    ),
+    Row(
+        "a source resolve with no episode open changes nothing",
+        METRIC,
+        (ev(0, 3), ev(1, action="resolve"), ev(2, 4, action="acknowledge")),
+        (("SUPPRESS: ",), ("SUPPRESS: ",), ("SUPPRESS: ",)),
+        {"ACTUAL/st-1": (False, ())},
+    ),
+    Row(
+        "a source acknowledge of the open episode reaches its workflows' incidents and keeps the episode",
+        METRIC_EXIT_2,
+        (ev(0, 12, site="osaka"), ev(1, action="acknowledge"), ev(2, 3), ev(3, 2)),
+        (("NOTIFY: wf_all wf_high",), ("SUPPRESS: wf_all wf_high",), ("SUPPRESS: ",), ("RESOLVE: wf_all wf_high",)),
+        {"ACTUAL/st-1": (False, ())},
+    ),
+    Row(
+        "a source resolve ends a SET episode: its members are forgotten",
+        SET,
+        (ev(0, areas=("a",)), ev(1, action="resolve"), ev(2, areas=("a",))),
+        (
+            ("NOTIFY: wf_all wf_tokyo",),
+            ("RESOLVE: wf_all wf_tokyo",),
+            ("NOTIFY: wf_all wf_tokyo",),
+        ),
+    ),
+    Row(
+        "bypass: a resolve and an acknowledge go to the workflows the filter and sites pass",
+        None,
+        (ev(0, 12), ev(1, 12, action="acknowledge"), ev(2, 5, action="resolve")),
+        (("NOTIFY: wf_all wf_high wf_tokyo",), ("SUPPRESS: wf_all wf_high wf_tokyo",), ("RESOLVE: wf_all wf_tokyo",)),
+    ),
+]
+
+
+def test_an_acknowledge_only_changes_incidents() -> None:
+    """The source's acknowledge sends no push, e-mail or webhook; its incident actions say ACKNOWLEDGE
+    and carry the episode's key, and the trace says why."""
+    _, _, results = run_row(Row("ack", METRIC, (ev(0, 12), ev(1, action="acknowledge")), ((), ())))
+    (decided, outputs) = results[1].decided[0]
+    assert decided["decision"] == "SUPPRESS" and decided["control"]["reason"] == "acknowledged by the source"
+    assert outputs.deliveries == []
+    assert {a["decision"] for a in outputs.actions} == {"ACKNOWLEDGE"}
+    assert {a["episode_key"] for a in outputs.actions} == {results[0].decided[0][0]["episode_key"]}
+    (workflows,) = [step["detail"]["workflows"] for step in outputs.trace["steps"] if step["step"] == "workflows"]
+    steps = [a["outcome"] for w in workflows for a in w["actions"]]
+    assert "not sent: an acknowledge only changes the incident" in steps
+
+
 def _topic(profile: dict[str, Any] | None, workflows: tuple[WorkflowConfig, ...]) -> TopicConfig:
     spec: dict[str, Any] = {"fields": FIELDS, "control_policy_profile": profile}
     return TopicConfig("org_1", "wtp_1", "river", spec, workflows, {"obk_1": BOOK})
@@ -274,6 +331,8 @@ def _record(item: In, index: int) -> tuple[str, dict[str, Any]]:
         event_control["metrics"] = {"level": item.level}
     if item.areas is not None:
         event_control["areas"] = list(item.areas)
+    if item.action is not None:
+        event_control["action"] = item.action
     data = {"site": item.site, **({"level": item.level} if item.level is not None else {})}
     record = {
         "id": f"evt_{index}",

@@ -115,11 +115,25 @@ class ControlState:
         return self.last_notify_ms + int(policy.auto_resolve_minutes * MINUTE_MS)
 
 
+class SourceAction(StrEnum):
+    """What the publisher asks (``event_control.action``, API.md "Resolve and acknowledge from the
+    source"): go through the policy, end the open episode, or acknowledge it."""
+
+    TRIGGER = "trigger"
+    RESOLVE = "resolve"
+    ACKNOWLEDGE = "acknowledge"
+
+
+RESOLVED_BY_SOURCE = "resolved by the source"
+ACKNOWLEDGED_BY_SOURCE = "acknowledged by the source"
+
+
 @dataclass(frozen=True, slots=True)
 class ControlEvent:
     at_ms: int
     metrics: dict[str, float] = field(default_factory=dict)
     areas: tuple[str, ...] = ()
+    action: SourceAction = SourceAction.TRIGGER
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,14 +180,48 @@ def end_for_policy_change(policy: Policy, state: ControlState) -> Outcome | None
 def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
     """The decision for one event and the state after it."""
     if policy.type is PolicyType.BYPASS:
-        return Outcome(state, ControlDecision.NOTIFY, "bypass")
+        return decide_bypass_action(state, event.action)
     state = _fresh(policy, state)
     expired = tick(policy, state, event.at_ms)
     if expired is not None:
         state = expired.state  # the episode ended by time before this event: it may open a new one
+    if event.action is not SourceAction.TRIGGER:
+        return _decide_source_action(state, event)
     if policy.type is PolicyType.SET:
         return _decide_set(state, event)
     return _decide_metric(policy, state, event)
+
+
+def decide_bypass_action(state: ControlState, action: SourceAction) -> Outcome:
+    """BYPASS: a trigger notifies; a resolve is a RESOLVE of the publisher's open incident (the
+    incident sink finds it by the publisher's key), an acknowledge a SUPPRESS that acknowledges it."""
+    if action is SourceAction.RESOLVE:
+        return Outcome(state, ControlDecision.RESOLVE, RESOLVED_BY_SOURCE)
+    if action is SourceAction.ACKNOWLEDGE:
+        return Outcome(state, ControlDecision.SUPPRESS, ACKNOWLEDGED_BY_SOURCE)
+    return Outcome(state, ControlDecision.NOTIFY, "bypass")
+
+
+def _decide_source_action(state: ControlState, event: ControlEvent) -> Outcome:
+    """METRIC and SET: a resolve ends the open episode as its release would (RESOLVE, the state
+    empty but for the last values and the episode count); an acknowledge is a SUPPRESS that leaves
+    the state as it is. Either with no episode open is a SUPPRESS that changes nothing (as the
+    PagerDuty Events API accepts a resolve of nothing), its reason saying so in the trace."""
+    if not state.episode_open:
+        return Outcome(state, ControlDecision.SUPPRESS, f"{event.action.value}: no episode open")
+    if event.action is SourceAction.ACKNOWLEDGE:
+        return Outcome(state, ControlDecision.SUPPRESS, ACKNOWLEDGED_BY_SOURCE)
+    return _done(
+        state,
+        ControlDecision.RESOLVE,
+        RESOLVED_BY_SOURCE,
+        event.at_ms,
+        episode_open=False,
+        stable_count=0,
+        peaks=(),
+        set_members=(),
+        episode_workflows=(),
+    )
 
 
 _STATE_FIELDS = tuple(f.name for f in fields(ControlState))
@@ -335,8 +383,3 @@ def declared_type(profile: dict[str, Any] | None) -> str:
 def policy_type(profile: dict[str, Any] | None) -> PolicyType:
     """The effective policy type of a topic's ``control_policy_profile`` (none or INACTIVE: BYPASS)."""
     return Policy.from_profile(profile).type
-
-
-def decide_bypass() -> ControlDecision:
-    """BYPASS: every event notifies; there is no state and no episode."""
-    return ControlDecision.NOTIFY

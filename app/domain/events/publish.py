@@ -4,7 +4,7 @@ ingress writes to Kafka for the agents."""
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_core import to_json
@@ -39,10 +39,17 @@ class Attributes(FrozenStrictModel):
     target_organization_ids: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
 
 
+# What a publish asks of its partition key's episode (API.md, "Resolve and acknowledge from the
+# source"): ``trigger`` (absent: the default) goes through the topic's policy; ``resolve`` ends the open
+# episode, or on BYPASS topics the open incident of the publisher's key; ``acknowledge`` sets it ACKNOWLEDGED.
+SourceAction = Literal["trigger", "acknowledge", "resolve"]
+
+
 class EventControl(FrozenStrictModel):
     partition_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     metrics: dict[str, float] | None = Field(default=None, max_length=MAX_METRICS)
     areas: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
+    action: SourceAction | None = None
 
     @field_validator("metrics")
     @classmethod

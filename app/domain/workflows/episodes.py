@@ -60,7 +60,7 @@ class TimelineEntry:
 
     id: str
     incident_id: str
-    kind: str  # CREATED | UPDATED | RESOLVED | FOLLOWED_UP
+    kind: str  # CREATED | UPDATED | ACKNOWLEDGED | RESOLVED | FOLLOWED_UP
     message: str
     server_event_id: str
     at_ms: int
@@ -78,6 +78,10 @@ class EpisodePlan:
     created: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     reopened_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     resolved: dict[str, int] = field(default_factory=dict)
+    acknowledged: dict[str, int] = field(default_factory=dict)  # id → when the source acknowledged it
+    # effect id → what it did (created, updated, acknowledged, resolved, nothing open, duplicate…):
+    # the incident sink's step in the event's trace
+    effects: dict[str, str] = field(default_factory=dict)
     entries: list[TimelineEntry] = field(default_factory=list)
     ended: dict[tuple[str, str], EndedEpisode] = field(default_factory=dict)
     forget: set[tuple[str, str]] = field(default_factory=set)
@@ -94,6 +98,29 @@ def publisher_event_ids(actions: Iterable[dict[str, Any]]) -> set[str]:
     """The publisher ``event.id``s of the single events among ``actions``, whose OPEN incidents
     (outside any episode) the store must find."""
     return {a["publisher_event_id"] for a in actions if a.get("publisher_event_id") and not a.get("episode_key")}
+
+
+def source_partition_keys(actions: Iterable[dict[str, Any]]) -> set[str]:
+    """The partition keys of the single events' resolves and acknowledges that carry no publisher
+    ``event.id``: they name the open incident (of no ``event.id``) by its partition key."""
+    return {
+        a["partition_key"]
+        for a in actions
+        if a.get("decision") in _BY_SOURCE and a.get("partition_key") and not a.get("publisher_event_id")
+    }
+
+
+_BY_SOURCE = ("RESOLVE", "ACKNOWLEDGE")
+
+
+def source_key(action: dict[str, Any]) -> str | None:
+    """What names a single event's incident: the publisher's ``event.id``; for a resolve or an
+    acknowledge without one, its partition key (API.md: "else partition key")."""
+    publisher_id = action.get("publisher_event_id")
+    if publisher_id or action.get("decision") not in _BY_SOURCE:
+        return str(publisher_id) if publisher_id else None
+    key = action.get("partition_key")
+    return str(key) if key else None
 
 
 def plan_incident_actions(
@@ -115,10 +142,11 @@ def plan_incident_actions(
         eff = action["effect_id"]
         if eff in seen:
             plan.duplicates += 1
+            plan.effects.setdefault(eff, "duplicate: applied before")
             continue
         seen.add(eff)
         at_ms = int(action["accepted_ms"])
-        publisher_id = action.get("publisher_event_id")
+        publisher_id = source_key(action)
         episode = action.get("episode_key")
         wf = action["workflow_id"]
         found_in, found_key = (by_episode, (episode, wf)) if episode else (open_by_event, (wf, publisher_id or ""))
@@ -132,13 +160,26 @@ def plan_incident_actions(
                 found_in[found_key] = _retimed(incident, home.id, at_ms)
             plan.entries.append(_entry(eff, home.id, "UPDATED", _update_message(action), action))
             plan.updated += 1
+            plan.effects[eff] = f"updated {home.id}"
             continue
         step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
+        if step is IncidentStep.ACKNOWLEDGE and incident is not None:
+            plan.acknowledged[incident.id] = at_ms
+            found_in[found_key] = replace(incident, status="ACKNOWLEDGED")
+            plan.entries.append(_entry(eff, incident.id, "ACKNOWLEDGED", _reason(action), action))
+            plan.updated += 1
+            plan.effects[eff] = f"acknowledged {incident.id}"
+            continue
+        if step is IncidentStep.NOTHING and action.get("decision") == "ACKNOWLEDGE":
+            plan.effects[eff] = "nothing open to acknowledge"
+            continue
         if step is IncidentStep.NOTHING:  # a RESOLVE before any NOTIFY of its episode reached the sink
+            plan.effects[eff] = "nothing open to resolve"
             if episode and found_key not in ended:
                 ended[found_key] = plan.ended[found_key] = EndedEpisode(
                     eff, action["event_id"], at_ms, _released(action)
                 )
+                plan.effects[eff] = "no incident yet: the episode is remembered as ended"
             continue
         if step is IncidentStep.RELEASE and incident is not None:
             if incident.status != "RESOLVED":
@@ -146,13 +187,16 @@ def plan_incident_actions(
                 found_in[found_key] = replace(incident, status="RESOLVED", resolved_ms=at_ms)
             plan.entries.append(_entry(eff, incident.id, "RESOLVED", _released(action), action))
             plan.updated += 1
+            plan.effects[eff] = f"resolved {incident.id}"
             continue
         if step is IncidentStep.UPDATE and incident is not None:
             plan.entries.append(_entry(eff, incident.id, "UPDATED", _update_message(action), action))
             plan.updated += 1
+            plan.effects[eff] = f"updated {incident.id}"
             continue
         new = FoundIncident("inc_" + eff.partition("_")[2], "OPEN", at_ms, previous=incident)
         plan.created.append((new.id, action))
+        plan.effects[eff] = f"created {new.id}"
         if episode or publisher_id:
             found_in[found_key] = new
         plan.entries.append(_entry(eff, new.id, "CREATED", action["title"], action))
@@ -204,6 +248,10 @@ def _link_id(effect_id: str) -> str:
 
 def _entry(effect_id: str, incident_id: str, kind: str, message: str, action: dict[str, Any]) -> TimelineEntry:
     return TimelineEntry(effect_id, incident_id, kind, message, action["event_id"], int(action["accepted_ms"]))
+
+
+def _reason(action: dict[str, Any]) -> str:
+    return str(action.get("reason") or action.get("decision", "")).strip()
 
 
 def _released(action: dict[str, Any]) -> str:

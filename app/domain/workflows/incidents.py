@@ -13,6 +13,7 @@ class IncidentStep(StrEnum):
     FOLLOW_UP = "FOLLOW_UP"  # a NOTIFY after the incident was resolved: a new one, linked from the old one's timeline
     RELEASE = "RELEASE"  # the episode's RESOLVE: the incident is RESOLVED, with the reason in its timeline
     NOTHING = "NOTHING"  # a RESOLVE without an incident (the workflow ran no NOTIFY of the episode)
+    ACKNOWLEDGE = "ACKNOWLEDGE"  # the source's acknowledge of an OPEN incident: ACKNOWLEDGED
 
 
 def incident_step(decision: str, found_status: str | None) -> IncidentStep:
@@ -23,6 +24,8 @@ def incident_step(decision: str, found_status: str | None) -> IncidentStep:
     old one's timeline links to it; later actions of the episode go to the newest incident."""
     if decision == "RESOLVE":
         return IncidentStep.NOTHING if found_status is None else IncidentStep.RELEASE
+    if decision == "ACKNOWLEDGE":  # only an OPEN incident: an acknowledged or resolved one stays as it is
+        return IncidentStep.ACKNOWLEDGE if found_status == "OPEN" else IncidentStep.NOTHING
     if found_status is None:
         return IncidentStep.CREATE
     return IncidentStep.FOLLOW_UP if found_status == "RESOLVED" else IncidentStep.UPDATE

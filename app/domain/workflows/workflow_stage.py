@@ -34,6 +34,10 @@ class WorkflowOutputs:
     context: dict[str, Any] | None = None  # the templates' context, built for the first action that renders one
 
 
+# The incident action of the source's acknowledge (the event's control decision is SUPPRESS)
+ACKNOWLEDGE = "ACKNOWLEDGE"
+
+
 def episode_key(state_key: str, episode_seq: int) -> str:
     """The id of one control episode (all incidents of an episode share it, one per workflow)."""
     return hashlib.sha256(f"{state_key}#{episode_seq}".encode()).hexdigest()[:32]
@@ -136,7 +140,10 @@ def _run_topic_workflows(
     episode_workflows: Collection[str] | None,
 ) -> None:
     decision = record["decision"]
-    release = decision == ControlDecision.RESOLVE
+    # the source's acknowledge (a SUPPRESS): it reaches what a release would, and only acknowledges
+    acknowledge = decision == ControlDecision.SUPPRESS and bool(record.get("acknowledge"))
+    release = decision == ControlDecision.RESOLVE or acknowledge
+    acted = ACKNOWLEDGE if acknowledge else decision
     data = record.get("data")
     fields = cfg.spec.get("fields") or []
     targets = (record.get("attributes") or {}).get("target_organization_ids")
@@ -163,7 +170,7 @@ def _run_topic_workflows(
                 "reason": "ran for the episode's NOTIFY" if reaches else "did not run for the episode's NOTIFY",
             }
             if reaches:
-                _run_actions(record, cfg, wf, decision, entry, out)
+                _run_actions(record, cfg, wf, acted, entry, out)
             continue
         if wf.sites:
             site_ok, entry["site"] = site_matches(wf.sites, fields, data)
@@ -182,11 +189,11 @@ def _run_topic_workflows(
             entry["filter"] = {"result": matched, "clauses": clauses}
             if not matched:
                 continue
-        if decision == ControlDecision.SUPPRESS:
+        if decision == ControlDecision.SUPPRESS and not acknowledge:
             continue
         if decision == ControlDecision.NOTIFY:
             out.notified.append(wf.id)
-        _run_actions(record, cfg, wf, decision, entry, out)
+        _run_actions(record, cfg, wf, acted, entry, out)
 
 
 def _run_actions(
@@ -206,7 +213,9 @@ def _run_actions(
             out.context = _template_context(record, cfg)
         context = out.context
         if kind == "RUN_OPERATION_BOOK":
-            _operation_book(record, cfg, wf, action, effect, context, step, out)
+            _operation_book(record, cfg, wf, action, effect, context, step, out, decision)
+        elif decision == ACKNOWLEDGE:
+            step["outcome"] = "not sent: an acknowledge only changes the incident"
         elif kind in DELIVERY_KINDS:
             if index in wf.disabled_actions:
                 step["outcome"] = "endpoint disabled (410 Gone); update the workflow to enable it again"
@@ -226,6 +235,7 @@ def _operation_book(
     context: dict[str, Any],
     step: dict[str, Any],
     out: WorkflowOutputs,
+    decision: str,
 ) -> None:
     book = cfg.books.get(str(action.get("operation_book_id")))
     if book is None:
@@ -246,7 +256,7 @@ def _operation_book(
             "partition_key": record.get("event_control", {}).get("partition_key"),
             "publisher_event_id": record.get("event", {}).get("id"),
             "mode": record["status"],
-            "decision": record["decision"],
+            "decision": decision,
             "episode_key": record.get("episode_key"),
             "reason": record.get("control", {}).get("reason"),
             "accepted_ms": record["accepted_ms"],
