@@ -12,12 +12,14 @@ from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.routing import BaseRoute
 
+from api.people_auth import load_session_principal
 from api.state import ApiState
 from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import organization_name, resource_name, topic_names
 from app.domain.iam.tokens import is_well_formed, token_hash
 from app.errors import AuthenticationError, NotFound, PermissionDenied
 from app.identity import federated_tokens
+from app.identity.session_tokens import SESSION_PREFIX
 from app.store.accounts import load_principal, lookup_token
 from app.store.models import Account, FederatedCredential
 
@@ -51,6 +53,10 @@ async def authenticate(state: ApiState, authorization: str | None) -> Principal:
     principal = state.principals.get(token)
     if principal is None and token.startswith(federated_tokens.PREFIX):
         principal = await state.principals.get_or_load(token, lambda: _load_federated(state, token))
+        return principal
+    if token.startswith(SESSION_PREFIX):  # a person's session (api/people_auth.py), checked against the policy
+        if principal is None:
+            principal = await state.principals.get_or_load(token, lambda: load_session_principal(state, token))
         return principal
     if principal is None:
         if not is_well_formed(token):

@@ -26,6 +26,7 @@ from api.routes import (
     organization,
     publish,
     roles,
+    signin,
     topics,
     workflows,
 )
@@ -151,6 +152,7 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         workflows.router,
         incidents.router,
         deliveries.router,
+        signin.router,
     )
     # 422 for numbers the pipeline cannot carry and bodies nested deeper than a publish's, before storing
     bound_json_bodies(routers, settings.max_publish_data_depth)

@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only when no organization exists yet (a deployment's one-shot, run at every start)",
     )
+    boot.add_argument(
+        "--owner-email",
+        default="",
+        help="the owner person's e-mail (default owner@localhost); a one-time link to choose a password is printed",
+    )
     grow = sub.add_parser(
         "partitions", help="grow a drained, stopped deployment's keyed topics and changelogs to --count partitions"
     )
@@ -110,7 +115,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> None:
     elif args.command == "purge":
         cmd_purge(settings)
     elif args.command == "bootstrap":
-        cmd_bootstrap(settings, args.org, only_if_empty=args.if_empty)
+        cmd_bootstrap(settings, args.org, only_if_empty=args.if_empty, owner_email=args.owner_email)
     elif args.command == "partitions":
         if not 1 <= args.count <= 256:
             raise SystemExit("tocsin: --count must be between 1 and 256 (as TOCSIN_PUBLISH_PARTITIONS)")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 import httpx
 
 from app.settings import Settings
-from cli.bootstrap import bootstrap_organization
+from cli.bootstrap import bootstrap_organization, console_base
 from cli.common import say, signing_keys
 from cli.kafka import local_kafka
 from cli.migrate import cmd_migrate
@@ -148,9 +148,12 @@ def cmd_run(settings: Settings, org_name: str) -> None:
         _wait_ready(f"{base}/readyz", list(supervisor.procs.values()), timeout=120)
         if created is not None:
             print(json.dumps(created), flush=True)
+            owner, link = created["owner_email"], created["owner_signin_link"]
+            say(f"the owner ({owner}) chooses a password and signs in at {link}")
         else:
             say("database already bootstrapped (tocsin bootstrap --org NAME makes another organization)")
-        say(f"ready: API on {base} (docs {base}/docs), worker running; Ctrl-C stops everything")
+        console = f"{console_base(settings)}/console"
+        say(f"ready: API on {base} (docs {base}/docs), console on {console}, worker running; Ctrl-C stops everything")
         while not stopping:
             if (failing := supervisor.check()) is not None:
                 say(f"the {failing} exited {RESTARTS_PER_MINUTE + 1} times within a minute; stopping the rest")
