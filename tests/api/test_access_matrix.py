@@ -108,6 +108,7 @@ DOCUMENTED |= {
     ("GET", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:get",
     ("PUT", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:update",
     ("GET", ORG + "/events/{event_id}"): "organization.event:get",
+    ("POST", ORG + "/users/{account_id}/signin_invitation"): "organization.user:update",
 }
 # No bearer token: health, and the token exchange (RFC 8693; tested in test_federation.py).
 PUBLIC = {
@@ -254,10 +255,36 @@ def _routes_in_openapi() -> set[tuple[str, str]]:
     return {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
 
 
+# People's sign-in (issue 34): no bearer token, or a person's session rather than an access token
+# (tested in test_signin.py: every policy field, CSRF, sessions of another person, throttling).
+SIGNIN = {
+    ("GET", ORG + "/signin_methods"),
+    *(
+        ("POST", f"/v1/signin/{step}")
+        for step in (
+            "password",
+            "second_factor",
+            "totp_enrolment",
+            "totp_enrolment:confirm",
+            "magic_link",
+            "magic_link:verify",
+            "password_reset",
+            "password_reset:confirm",
+            "invitation:accept",
+        )
+    ),
+    ("GET", "/v1/me"),
+    ("GET", "/v1/sessions"),
+    ("DELETE", "/v1/sessions/{session_id}"),
+    ("POST", "/v1/signout"),
+    ("POST", "/v1/sessions/current:refresh"),
+}
+
+
 def test_openapi_lists_exactly_the_apps_routes_and_the_documented_ones() -> None:
     in_app = {r for r in _routes_in_app() if not r[1].startswith(("/docs", "/redoc", "/openapi"))}
     assert _routes_in_openapi() == in_app
-    assert in_app == set(DOCUMENTED) | PUBLIC
+    assert in_app == set(DOCUMENTED) | PUBLIC | SIGNIN
 
 
 def test_openapi_shows_each_routes_permission() -> None:
