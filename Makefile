@@ -30,7 +30,7 @@ lock: $(STAMP) ## Refresh the lock files from pyproject.toml (keeps pinned versi
 	$(LOCK) --extra dev $(if $(UPGRADE),--upgrade) -o requirements-dev.lock
 	$(LOCK) -c requirements-dev.lock -o requirements.lock
 
-system-deps: ## Install Java 17, Maven, PostgreSQL and promtool if missing (Debian, as root)
+system-deps: ## Install Java 17, Maven, PostgreSQL, promtool and Alertmanager if missing (Debian, as root)
 	@scripts/system-deps.sh
 
 run: $(STAMP) system-deps ## Run broker, database, API and worker on the embedded defaults (Ctrl-C stops all)

@@ -14,6 +14,7 @@ from api import errors
 from api.body import BodyLimitMiddleware, bound_json_bodies
 from api.deps import document_permissions
 from api.fastpath import TocsinAPI, request_id
+from api.formats import alertmanager
 from api.routes import (
     accounts,
     bindings,
@@ -148,6 +149,7 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         topics.router,
         topics.shared_router,
         publish.router,
+        alertmanager.router,
         operation_books.router,
         workflows.router,
         incidents.router,

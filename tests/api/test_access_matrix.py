@@ -85,6 +85,7 @@ DOCUMENTED |= {
     ("GET", ORG + "/workflow_topics/{topic}/control_state"): "organization.workflow_topic:get",
     ("POST", ORG + "/workflow_topics/{topic}/publish"): "organization.workflow_topic:publish",
     ("POST", ORG + "/workflow_topics/{topic}/publish:batch"): "organization.workflow_topic:publish",
+    ("POST", ORG + "/integrations/alertmanager/{topic}"): "organization.workflow_topic:publish",
     ("POST", ORG + "/operation_books"): "organization.operation_book:create",
     ("GET", ORG + "/operation_books"): "organization.operation_book:list",
     ("GET", ORG + "/operation_books/{book_id}"): "organization.operation_book:get",
