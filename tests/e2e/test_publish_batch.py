@@ -128,13 +128,15 @@ def test_a_refused_batch_is_never_decided(stack_factory: Any) -> None:
 
 
 def test_a_batch_refused_503_while_the_broker_is_paused_is_never_decided(tmp_path: Path) -> None:
-    """With TOCSIN_PUBLISH_TRANSACTIONS off (the default): the batch still goes in a transaction. A
-    broker that stops answering (SIGSTOP) past the produce timeout: the batch is refused with 503;
+    """With TOCSIN_PUBLISH_TRANSACTIONS off (single publishes outside transactions) the batch still
+    goes in a transaction. A broker that stops answering (SIGSTOP) past the produce timeout: the
+    batch is refused with 503;
     the broker keeps what it received in its socket buffer and stores it when it resumes, but the
     transaction is aborted, so none of the batch's events is ever decided."""
     broker = LocalKafka(tmp_path / "kafka")
     broker.start()
-    stack = Stack(tmp_path / "stack", broker.bootstrap)
+    # single publishes outside transactions, so what is tested is the batch's own transaction
+    stack = Stack(tmp_path / "stack", broker.bootstrap, extra_env={"TOCSIN_PUBLISH_TRANSACTIONS": "false"})
     try:
         stack.start()
         with stack.client() as client:
