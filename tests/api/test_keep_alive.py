@@ -23,14 +23,21 @@ CLIENTS_IDLE_EXPIRY_S = 5.0  # httpx's and aiohttp's default keep-alive expiry
 
 
 def _get(sock: socket.socket, host: str) -> bytes:
+    """One GET on ``sock``: the whole answer, head and body (by its Content-Length), so that the next
+    request's answer starts clean; what came before the server closed the connection, if it did."""
     sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
     answer = b""
-    while b"\r\n\r\n" not in answer:
+    while True:
+        head, ended, body = answer.partition(b"\r\n\r\n")
+        if ended:
+            lines = head.lower().split(b"\r\n")
+            length = next((int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length")), 0)
+            if len(body) >= length:
+                return answer
         chunk = sock.recv(4096)
         if not chunk:
             return answer  # closed by the server
         answer += chunk
-    return answer
 
 
 def test_an_idle_connection_is_kept_longer_than_clients_keep_theirs(stack_factory: Callable[..., Stack]) -> None:

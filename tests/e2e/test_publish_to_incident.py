@@ -63,7 +63,10 @@ def test_publish_creates_incident_with_trace(stack_factory: Callable[..., Stack]
         def trace() -> dict[str, Any] | None:
             r = client.get(f"/events/{event_id}")
             body: dict[str, Any] = r.json()
-            done = r.status_code == 200 and any(s["step"].startswith("action:") for s in body["steps"])
+            # the trace sink (accepted, control, workflows) and the incident sink (action:…) write
+            # their steps separately: wait for both
+            names = {s["step"] for s in body.get("steps", [])} if r.status_code == 200 else set()
+            done = "control" in names and any(n.startswith("action:") for n in names)
             return body if done else None
 
         steps = {s["step"]: s for s in wait_for(trace, 30, "the event trace")["steps"]}
