@@ -71,12 +71,22 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
             wait_for(lambda: len(_accepted(publishers)) >= 100, 60, "100 accepted publishes before the fault")
             broker.stop()
             down_from = time.monotonic()
+            # The steady publishers' requests in flight may all sit in a transaction whose commit was
+            # asked for when the broker stopped: those are answered when it is back. Publishes that
+            # start during the outage never reach a commit and must be refused within the timeout.
+            probes = [
+                SteadyPublisher(stack, "quake", prefix=f"d{k}-", interval=0.2, timeout=OUTAGE_SECONDS + 60).start()
+                for k in range(2)
+            ]
+            publishers.extend(probes)
             wait_for(lambda: _ready(stack.base_url) == 503, 20, "the API to report not ready")
             wait_for(lambda: _ready(stack.worker_urls[0]) == 503, 20, "the worker to report not ready")
             # The outage lasts 30 s whatever happens; meanwhile every answer is checked below.
             while time.monotonic() - down_from < OUTAGE_SECONDS:
                 assert stack.api is not None and stack.api.poll() is None, "the API died during the outage"
                 time.sleep(0.5)
+            for probe in probes:
+                probe.stop()
             up_from = time.monotonic()
             broker.start()
             accepted_before = len(_accepted(publishers))
