@@ -102,12 +102,12 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             sessions=sessions,
             federation=Federation(settings, sessions, keys),
             producer=producer,
-            publisher=publisher if settings.publish_transactions else None,
+            publisher=publisher if settings.transactions.publish_transactions else None,
             batch_publisher=publisher,
-            principals=TTLCache(settings.auth_cache_seconds, maxsize=settings.auth_cache_size),
-            topics=TTLCache(settings.config_cache_seconds, maxsize=settings.config_cache_size),
+            principals=TTLCache(settings.auth_cache_seconds, maxsize=settings.memory.auth_cache_size),
+            topics=TTLCache(settings.config_cache_seconds, maxsize=settings.memory.config_cache_size),
             publish_limits=RateLimiter(
-                settings.publish_rate_per_second, settings.publish_burst, max_keys=settings.rate_limit_keys
+                settings.publish_rate_per_second, settings.publish_burst, max_keys=settings.memory.rate_limit_keys
             ),
         )
         register_caches(state)
@@ -157,13 +157,13 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         signin.router,
     )
     # 422 for numbers the pipeline cannot carry and bodies nested deeper than a publish's, before storing
-    bound_json_bodies(routers, settings.max_publish_data_depth)
+    bound_json_bodies(routers, settings.limits.publish_data_depth)
     for router in routers:
         document_permissions(router.routes)
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
     app.add_middleware(  # 413 VAL-002, chunked too
-        BodyLimitMiddleware, max_bytes=settings.max_body_bytes
+        BodyLimitMiddleware, max_bytes=settings.limits.body_bytes
     )
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -35,15 +35,7 @@ def later(work: Awaitable[None]) -> None:
 
 
 async def send(settings: Settings, to: str, subject: str, body: str) -> None:
-    executor = EmailExecutor(
-        host=settings.smtp_host,
-        port=settings.smtp_port,
-        sender=settings.smtp_from,
-        timeout_s=settings.smtp_timeout_seconds,
-        starttls=settings.smtp_starttls,
-        username=settings.smtp_username,
-        password=settings.smtp_password.get_secret_value() if settings.smtp_password else None,
-    )
+    executor = EmailExecutor(settings.smtp.config())
     item = {"content": {"to": [to], "subject": subject, "body": body}, "effect_id": new_id("sml"), "mode": "ACTUAL"}
     attempt = await executor.send(item, None)
     if attempt.error:

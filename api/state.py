@@ -71,7 +71,7 @@ def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaPro
         acks="all",
         enable_idempotence=True,
         transactional_id=f"{settings.effective_transactional_id}-{lane}",
-        transaction_timeout_ms=int(settings.transaction_timeout_seconds * 1000),
+        transaction_timeout_ms=int(settings.transactions.transaction_timeout_seconds * 1000),
         # a transaction's records are all queued before the sender runs (api/publisher.py): nothing to wait for
         linger_ms=0,
         # a batch publish's records (up to 1,000) in one produce request per partition, not in 16 KiB
@@ -87,9 +87,9 @@ def new_publisher(settings: Settings) -> TransactionalPublisher:
     return TransactionalPublisher(
         lambda lane: new_transactional_producer(settings, lane),
         timeout=settings.produce_timeout_seconds,
-        max_records=settings.publish_transaction_records,
-        lanes=settings.publish_transaction_lanes,
-        window=settings.publish_transaction_window_ms / 1000,
+        max_records=settings.transactions.publish_transaction_records,
+        lanes=settings.transactions.publish_transaction_lanes,
+        window=settings.transactions.publish_transaction_window_ms / 1000,
     )
 
 
@@ -121,27 +121,11 @@ class ApiState:
 
     @cached_property
     def input_limits(self) -> PublishLimits:
-        s = self.settings
-        return PublishLimits(
-            data_bytes=s.max_publish_data_bytes,
-            data_depth=s.max_publish_data_depth,
-            string_chars=s.max_publish_string_chars,
-            array_items=s.max_publish_array_items,
-            metrics=s.max_publish_metrics,
-        )
+        return self.settings.limits.publish_limits()
 
     @cached_property
     def config_limits(self) -> ConfigLimits:
-        s = self.settings
-        return ConfigLimits(
-            workflow_actions=s.max_workflow_actions,
-            filter_conditions=s.max_filter_conditions,
-            filter_values=s.max_filter_values,
-            bindings_per_subject=s.max_bindings_per_subject,
-            bindings_per_organization=s.max_bindings_per_organization,
-            workflows_per_organization=s.max_workflows_per_organization,
-            workflows_per_topic=s.max_workflows_per_topic,
-        )
+        return self.settings.limits.config_limits()
 
     async def renew_producer_if_dead(self, used: AIOKafkaProducer, failure: BaseException | None = None) -> None:
         """Replace ``used`` (the producer a send just failed on) when it cannot recover by itself.

@@ -29,8 +29,8 @@ async def kafka_check(settings: Settings) -> dict[str, Any]:
     wanted = [spec.name for spec in topic_specs(settings)]
     return {
         "bootstrap": settings.kafka_bootstrap,
-        "security_protocol": settings.kafka_security_protocol,
-        "sasl_mechanism": settings.kafka_sasl_mechanism,
+        "security_protocol": settings.kafka_security.security_protocol,
+        "sasl_mechanism": settings.kafka_security.sasl_mechanism,
         "brokers": sorted(f"{b['host']}:{b['port']}" for b in cluster.get("brokers") or ()),
         "topics_present": sum(1 for name in wanted if name in existing),
         "topics_missing": [name for name in wanted if name not in existing],

@@ -109,16 +109,16 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     from devstack.kafka import LocalKafka
     from devstack.smtp_sink import SmtpSink
 
-    if settings.kafka_security_protocol != "PLAINTEXT":
+    if settings.kafka_security.security_protocol != "PLAINTEXT":
         raise SystemExit(
             f"tocsin: `tocsin run` starts its own PLAINTEXT broker, but TOCSIN_KAFKA_SECURITY_PROTOCOL="
-            f"{settings.kafka_security_protocol}: unset it, or start the broker (tocsin kafka --scram-user "
+            f"{settings.kafka_security.security_protocol}: unset it, or start the broker (tocsin kafka --scram-user "
             "NAME:PASSWORD) and tocsin api and tocsin worker yourself (docs/guides/managed-kafka.md)"
         )
     kafka = local_kafka(settings)
     assert isinstance(kafka, LocalKafka)
     mail_dir = settings.var_dir.resolve() / "mail"
-    sink = SmtpSink(mail_dir, settings.smtp_host, settings.smtp_port)
+    sink = SmtpSink(mail_dir, settings.smtp.host, settings.smtp.port)
     stopping = False
     env = process_env(settings, os.environ)
     supervisor = Supervisor(lambda role: subprocess.Popen([sys.executable, "-m", "cli", role], env=env))
@@ -133,13 +133,13 @@ def cmd_run(settings: Settings, org_name: str) -> None:
     try:
         kafka.start()
         sink.start()
-        say(f"SMTP sink on {settings.smtp_host}:{settings.smtp_port}, mail kept in {mail_dir}")
+        say(f"SMTP sink on {settings.smtp.host}:{settings.smtp.port}, mail kept in {mail_dir}")
         cmd_migrate(settings)
         created = asyncio.run(bootstrap_organization(settings, org_name, only_if_empty=True))
         # Webhooks to a local receiver need an explicit, narrow allowance (never private networks):
         # TOCSIN_LOOPBACK_TARGETS=127.0.0.1:9000 (docs/reference/configuration.md).
-        if settings.loopback_targets:
-            say(f"webhooks may reach the loopback receivers {', '.join(settings.loopback_targets)} over http")
+        if settings.outbound.loopback_targets:
+            say(f"webhooks may reach the loopback receivers {', '.join(settings.outbound.loopback_targets)} over http")
         say(f"public URL {env['TOCSIN_PUBLIC_URL']} (TOCSIN_PUBLIC_URL): federated credentials' default audience")
         for role in ("api", "worker"):
             say(f"starting {role}")

@@ -70,7 +70,7 @@ DELIVERY_KEYS = (
 )
 dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
 config_changes = raw_topic(CONFIG_CHANGES)
-_LEVELS = delay_levels(settings.retry_schedule)
+_LEVELS = delay_levels(settings.retry.schedule())
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
 # Records received and not yet acknowledged, per kind: past this, the agent stops taking records until some are
 # written (every receiver answering slowly at once; one slow receiver holds at most its own slots).
@@ -103,7 +103,7 @@ recent = RecentAttempts()
 
 
 def verdict_of(attempt: Attempt, number: int, now_s: float) -> DeliveryOutcome:
-    return _verdict_of(attempt, number, settings.retry_schedule, now_s, rand=random.random())
+    return _verdict_of(attempt, number, settings.retry.schedule(), now_s, rand=random.random())
 
 
 def _ms() -> int:
@@ -227,7 +227,7 @@ class Deliveries:
         self.executor = executor
         self.kind = executor.kind
         self.write = write
-        self.limits = ReceiverLimits(settings.delivery_concurrency)
+        self.limits = ReceiverLimits(settings.outbound.delivery_concurrency)
         self.received: list[Received] = []
         self.ended: list[tuple[DeliveryResult, InFlight]] = []
         self.in_flight: dict[tuple[str, int, int], InFlight] = {}

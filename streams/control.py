@@ -53,8 +53,8 @@ log = logging.getLogger(__name__)
 # The timers' clock (tests inject another); decisions never read it: they use event time.
 clock: Callable[[], int] = now_ms
 
-due_index = DueIndex(settings.control_due_window_size)
-state_cache = StateCache(settings.control_state_cache_size)
+due_index = DueIndex(settings.memory.control_due_window_size)
+state_cache = StateCache(settings.memory.control_state_cache_size)
 register_cache("control_due_window", due_index.window)
 register_cache("control_states", state_cache.items)
 register_cache("control_views", state_cache.views)

@@ -99,7 +99,7 @@ class Expiry:
         return window is not None and window.needs_scan(cutoff_ms)
 
 
-expiry = Expiry(settings.idempotency_expiry_window_size)
+expiry = Expiry(settings.memory.idempotency_expiry_window_size)
 register_cache("idempotency_expiry_window", expiry)
 
 

@@ -26,7 +26,7 @@ class WorkerResources:
         self.engine: AsyncEngine = create_engine(settings.effective_database_url)
         self.sessions: async_sessionmaker[AsyncSession] = sessionmaker(self.engine)
         self.topics: TTLCache[tuple[str, str], TopicConfig | None] = TTLCache(
-            settings.config_cache_seconds, maxsize=settings.config_cache_size
+            settings.config_cache_seconds, maxsize=settings.memory.config_cache_size
         )
         register_cache("worker_topic_configs", self.topics)
         self._executors: dict[str, Executor] = {}
@@ -54,25 +54,9 @@ class WorkerResources:
 
 def make_executor(kind: str, settings: Settings) -> Executor:
     if kind == "WEBHOOK":
-        return WebhookExecutor(
-            timeout_s=settings.webhook_timeout_seconds,
-            allow_private_networks=settings.allow_private_networks,
-            ca_file=settings.oidc_ca_file,
-            max_connections=settings.delivery_concurrency,
-            loopback_ports=settings.loopback_ports,
-            proxy=settings.http_proxy,
-        )
+        return WebhookExecutor(settings.outbound.webhook_config())
     if kind == "EMAIL":
-        password = settings.smtp_password.get_secret_value() if settings.smtp_password else None
-        return EmailExecutor(
-            host=settings.smtp_host,
-            port=settings.smtp_port,
-            sender=settings.smtp_from,
-            timeout_s=settings.smtp_timeout_seconds,
-            starttls=settings.smtp_starttls,
-            username=settings.smtp_username,
-            password=password,
-        )
+        return EmailExecutor(settings.smtp.config())
     if kind == "PUSH":
         return OutboxPushExecutor()
     raise ValueError(f"no executor for {kind!r}")

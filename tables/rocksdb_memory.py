@@ -35,8 +35,8 @@ def install(settings: Settings) -> None:
     """Make every RocksDB Faust opens from now on use the process's shared cache and memtable budget."""
     if _shared:
         return
-    cache_bytes = settings.rocksdb_block_cache_mb * MB
-    buffer_bytes = settings.rocksdb_write_buffer_mb * MB
+    cache_bytes = settings.memory.rocksdb_block_cache_mb * MB
+    buffer_bytes = settings.memory.rocksdb_write_buffer_mb * MB
     _shared["cache"] = rocksdict.Cache(cache_bytes)
     _shared["write_buffers"] = rocksdict.WriteBufferManager(buffer_bytes, False)
     original = faust_rocksdb.RocksDBOptions.as_options

@@ -66,13 +66,13 @@ async def alertmanager_webhook(org_id: str, topic: str, request: Request) -> Res
     state = get_state(request)
     headers = request.headers
     principal, ref = await _publisher_and_topic(state, org_id, topic, headers.get("authorization"))
-    limit = state.settings.max_body_bytes  # as every route but the batch publish (api/body.py)
+    limit = state.settings.limits.body_bytes  # as every route but the batch publish (api/body.py)
     check_json_headers(headers.get("content-type", ""), headers.get("content-length"), limit)
     check_content_length(headers.get("content-length"), limit)
     body = await receive_body(request.receive, limit)
     message = am.notification(body)
-    if len(message["alerts"]) > state.settings.max_publish_batch_items:
-        raise am.refused("alerts", f"more than {state.settings.max_publish_batch_items} alerts", "limit_exceeded")
+    if len(message["alerts"]) > state.settings.limits.publish_batch_items:
+        raise am.refused("alerts", f"more than {state.settings.limits.publish_batch_items} alerts", "limit_exceeded")
     required = _needs_partition_key(ref)
     payloads: list[PublishRequest] = []
     for prefix, native in am.alert_requests(message):

@@ -222,7 +222,7 @@ async def accept_publish(
     (committed, with TOCSIN_PUBLISH_TRANSACTIONS). ``cloudevent_headers``: the request's ``ce-*``
     headers, when it has any (a CloudEvent in binary mode)."""
     principal, ref = await _publisher_and_topic(state, org_id, topic, authorization)
-    limit = state.settings.max_body_bytes
+    limit = state.settings.limits.body_bytes
     required = _needs_partition_key(ref)
     if cloudevent_headers or cloudevents.is_structured(content_type) or cloudevents.is_batch(content_type):
         # binary mode's Content-Type is the event's datacontenttype (JSON or absent): judged with the event
@@ -271,8 +271,8 @@ async def accept_batch(
             "here a batch is application/cloudevents-batch+json"
         )
     ndjson = is_ndjson(content_type)
-    check_content_length(content_length, settings.max_publish_batch_bytes)
-    body = await receive_body(receive, settings.max_publish_batch_bytes)
+    check_content_length(content_length, settings.limits.publish_batch_bytes)
+    body = await receive_body(receive, settings.limits.publish_batch_bytes)
     required = _needs_partition_key(ref)
     at_once = None
     cloudevents_batch = cloudevents.is_batch(content_type)
@@ -282,8 +282,8 @@ async def accept_batch(
         at_once = check_batch_at_once(
             body,
             state.input_limits,
-            max_items=settings.max_publish_batch_items,
-            max_request_bytes=settings.max_body_bytes,
+            max_items=settings.limits.publish_batch_items,
+            max_request_bytes=settings.limits.body_bytes,
             partition_key_required=required,
         )
     payloads = (
@@ -321,7 +321,7 @@ async def _checked_one_by_one(
     clients). ``cloudevents_batch``: the array's elements are CloudEvents (batch mode), each checked as
     the publish request it maps to, refusals naming their attributes (api/formats/cloudevents.py)."""
     settings = state.settings
-    items = split_batch(body, ndjson=ndjson, max_items=settings.max_publish_batch_items)
+    items = split_batch(body, ndjson=ndjson, max_items=settings.limits.publish_batch_items)
     # one search of the whole body for numbers out of range, not one per request (a substring search)
     cleared = not may_exceed(body, None)
     payloads: list[PublishRequest] = []
@@ -334,8 +334,8 @@ async def _checked_one_by_one(
         if item.index and not item.index % CHECKS_BETWEEN_YIELDS:
             await asyncio.sleep(0)
         try:
-            if len(item.body) > settings.max_body_bytes:
-                message = f"larger than {settings.max_body_bytes} bytes (TOCSIN_MAX_BODY_BYTES, a publish's limit)"
+            if len(item.body) > settings.limits.body_bytes:
+                message = f"larger than {settings.limits.body_bytes} bytes (TOCSIN_MAX_BODY_BYTES, a publish's limit)"
                 raise limits_error([("", message)])
             if cloudevents_batch:
                 payloads.append(cloudevents.check_event(item.body, state.input_limits, partition_key_required=required))

@@ -140,8 +140,8 @@ async def _checked(
         elif isinstance(action, SendWebhook):
             problem = webhook_url_problem(
                 action.url,
-                allow_http=state.settings.allow_private_networks,
-                loopback_ports=state.settings.loopback_ports,
+                allow_http=state.settings.outbound.allow_private_networks,
+                loopback_ports=state.settings.outbound.loopback_ports,
             )
             if problem:
                 raise _invalid(f"actions.{index}.url", problem)

@@ -11,6 +11,7 @@ import aiosmtplib
 
 from app.clock import elapsed_ms
 from app.domain.delivery.delivery_verdicts import Attempt
+from app.settings.delivery import EmailConfig
 
 # CR, LF and every other control character a header must not carry: C0, DEL, C1 (NEL among them)
 # and Unicode's line and paragraph separators.
@@ -28,19 +29,9 @@ def header_value(text: str) -> str:
 class EmailExecutor:
     kind = "EMAIL"
 
-    def __init__(
-        self,
-        *,
-        host: str,
-        port: int,
-        sender: str,
-        timeout_s: float,
-        starttls: bool = False,
-        username: str | None = None,
-        password: str | None = None,
-    ) -> None:
-        self._host, self._port, self._sender, self._timeout = host, port, sender, timeout_s
-        self._starttls, self._username, self._password = starttls, username, password
+    def __init__(self, config: EmailConfig) -> None:
+        self._host, self._port, self._sender, self._timeout = config.host, config.port, config.sender, config.timeout_s
+        self._starttls, self._username, self._password = config.starttls, config.username, config.password
 
     def message(self, item: dict[str, Any]) -> EmailMessage:
         content = item["content"]

@@ -12,31 +12,22 @@ from app.domain.delivery.webhooks import webhook_headers
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused
 from app.net.transport import Transport
+from app.settings.delivery import WebhookConfig
 
 
 class WebhookExecutor:
     kind = "WEBHOOK"
 
-    def __init__(
-        self,
-        *,
-        timeout_s: float,
-        allow_private_networks: bool,
-        ca_file: str | None = None,
-        max_connections: int = 64,
-        loopback_ports: frozenset[int] = frozenset(),
-        proxy: str | None = None,
-        transport: Transport | None = None,
-    ) -> None:
+    def __init__(self, config: WebhookConfig, *, transport: Transport | None = None) -> None:
         self._fetcher: Transport = transport or HttpClient(
-            allow_private_networks=allow_private_networks,
-            loopback_ports=loopback_ports,
-            connect_timeout=min(5.0, timeout_s),
-            read_timeout=timeout_s,
+            allow_private_networks=config.allow_private_networks,
+            loopback_ports=config.loopback_ports,
+            connect_timeout=min(5.0, config.timeout_s),
+            read_timeout=config.timeout_s,
             max_bytes=64 * 1024,
-            ca_file=ca_file,
-            max_connections_per_host=max_connections,  # connections opened and kept alive per receiver
-            proxy=proxy,
+            ca_file=config.ca_file,
+            max_connections_per_host=config.max_connections,  # connections opened and kept alive per receiver
+            proxy=config.proxy,
         )
 
     async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:

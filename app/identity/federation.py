@@ -78,9 +78,9 @@ class Federation:
         self.settings = settings
         self.sessions = sessions
         self.fetcher = HttpClient(
-            allow_private_networks=settings.allow_private_networks,
-            ca_file=settings.oidc_ca_file,
-            proxy=settings.http_proxy,
+            allow_private_networks=settings.outbound.allow_private_networks,
+            ca_file=settings.outbound.oidc_ca_file,
+            proxy=settings.outbound.http_proxy,
         )
         self.jwks = JwksCache(
             self.fetcher.get_json,
@@ -88,11 +88,11 @@ class Federation:
             unknown_kid_interval=settings.jwks_unknown_kid_refetch_seconds,
         )
         self.credentials: TTLCache[str, CredentialConfig] = TTLCache(settings.config_cache_seconds)
-        self.per_credential = RateLimiter(settings.exchange_rate_per_credential, settings.exchange_burst)
-        self.per_client = RateLimiter(settings.exchange_rate_per_client, settings.exchange_burst)
+        self.per_credential = RateLimiter(settings.exchange.rate_per_credential, settings.exchange.burst)
+        self.per_client = RateLimiter(settings.exchange.rate_per_client, settings.exchange.burst)
         self.keys = keys
         self.failures_per_client = RateLimiter(
-            settings.exchange_failure_rate_per_client, settings.exchange_failure_burst
+            settings.exchange.failure_rate_per_client, settings.exchange.failure_burst
         )
         self._attempts: list[tuple[str, str, float, str, str | None, str | None, str]] = []
         # (credential, organization, source, check) -> [count, last at]: refused exchanges, written
@@ -220,7 +220,7 @@ class Federation:
         """Write the attempts kept in memory. The counted failures go out when their window is
         over, or whenever ``whole_window`` (a reader of the log, shutdown) asks for everything."""
         counted: list[tuple[str, str, float, str, str | None, str | None, str, int]] = []
-        window = self.settings.exchange_failure_window_seconds
+        window = self.settings.exchange.failure_window_seconds
         if self._failures and (whole_window or time.monotonic() - self._window_started >= window):
             failures, self._failures = self._failures, {}
             self._window_started = time.monotonic()

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.domain.iam.signing_secrets import MIN_KEY_CHARS, key_problem
 from app.errors import TocsinError
 
 if TYPE_CHECKING:
@@ -38,10 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_KEY_FILE = "token-signing.key"
-MIN_KEY_CHARS = 32
-# Keys published in this project's source (earlier releases signed with this placeholder by default):
-# anyone can mint tokens with them, so they are refused as a current key and as a previous one.
-PUBLIC_KEYS = frozenset({"dev-only-signing-key-change-me"})
 
 
 class SigningKeyError(TocsinError):
@@ -49,15 +46,6 @@ class SigningKeyError(TocsinError):
     ``TOCSIN_TOKEN_SIGNING_KEY_FILE``) to a random secret of at least 32 characters, e.g. the
     output of ``python -c 'import secrets; print(secrets.token_urlsafe(32))'``, or unset both and
     let the service create one in its data directory."""
-
-
-def key_problem(value: str) -> str | None:
-    """Why ``value`` cannot sign or verify tokens, or None when it can."""
-    if value in PUBLIC_KEYS:
-        return "is the development placeholder published in Tocsin's source; anyone could sign tokens with it"
-    if len(value) < MIN_KEY_CHARS:
-        return f"is shorter than {MIN_KEY_CHARS} characters"
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ def retry_topic(level_s: float) -> str:
 def retry_topics(settings: Settings) -> list[str]:
     from app.domain.shared.retry_schedule import delay_levels
 
-    return [retry_topic(level) for level in delay_levels(settings.retry_schedule)]
+    return [retry_topic(level) for level in delay_levels(settings.retry.schedule())]
 
 
 def keyed_topics(settings: Settings) -> list[str]:

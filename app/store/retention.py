@@ -54,16 +54,6 @@ TARGETS: Mapping[str, _Target] = {
 }
 
 
-def retention_days(settings: Settings) -> dict[str, float]:
-    """Each kind's retention in days (0: kept forever)."""
-    return {
-        "traces": settings.trace_retention_days,
-        "push_outbox": settings.push_outbox_retention_days,
-        "exchanges": settings.exchange_retention_days,
-        "audit_log": settings.audit_retention_days,
-    }
-
-
 async def purge_older_than(engine: AsyncEngine, kind: str, cutoff: datetime, batch_size: int) -> int:
     """Delete ``kind``'s rows older than ``cutoff``, ``batch_size`` per transaction; how many."""
     target = TARGETS[kind]
@@ -115,10 +105,10 @@ async def purge(engine: AsyncEngine, settings: Settings, now: datetime | None = 
 async def _purge(engine: AsyncEngine, settings: Settings, now: datetime) -> dict[str, int]:
     started = time.perf_counter()
     counts: dict[str, int] = {}
-    for kind, days in retention_days(settings).items():
+    for kind, days in settings.retention.days().items():
         if days > 0:
             counts[kind] = await purge_older_than(
-                engine, kind, now - timedelta(days=days), settings.retention_batch_size
+                engine, kind, now - timedelta(days=days), settings.retention.retention_batch_size
             )
     log.info(
         "retention_purge",
@@ -133,7 +123,7 @@ async def _purge(engine: AsyncEngine, settings: Settings, now: datetime) -> dict
 async def run_periodically(engine: AsyncEngine, settings: Settings) -> None:
     """Purge every ``retention_interval_seconds`` (the first pass a minute after start); never raises
     but on cancellation. ``retention_interval_seconds = 0`` turns it off."""
-    interval = settings.retention_interval_seconds
+    interval = settings.retention.retention_interval_seconds
     if interval <= 0:
         return
     await asyncio.sleep(min(60.0, interval))

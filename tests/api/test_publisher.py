@@ -561,5 +561,5 @@ def test_publish_transactions_are_on_by_default() -> None:
     from app.settings import Settings
 
     settings = Settings()
-    assert settings.publish_transactions is True
-    assert 0 < settings.publish_transaction_window_ms <= 10
+    assert settings.transactions.publish_transactions is True
+    assert 0 < settings.transactions.publish_transaction_window_ms <= 10

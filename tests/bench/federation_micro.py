@@ -26,6 +26,7 @@ from app.identity.exchange import GRANT_TYPE, SUBJECT_TOKEN_TYPE, CredentialConf
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, generate_key
 from app.settings import Settings
+from app.settings.exchange import ExchangeLimits
 from tests.bench.iam_micro import _timed
 
 ISSUER = "https://issuer.bench/ci"
@@ -80,7 +81,7 @@ def section_federation(_bench: Any = None) -> dict[str, Any]:
     def bare_verify() -> None:
         public.verify(raw_signature, signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
 
-    settings = Settings(exchange_rate_per_client=1e9, exchange_rate_per_credential=1e9, exchange_burst=10**9)
+    settings = Settings(exchange=ExchangeLimits(rate_per_client=1e9, rate_per_credential=1e9, burst=10**9))
     federation = Federation(settings, async_sessionmaker[AsyncSession](), SigningKeys(generate_key().encode()))
 
     async def jwks_document(_url: str) -> dict[str, Any]:

@@ -424,10 +424,10 @@ def transactions_committed(stack: Stack) -> float | None:
 
 
 def stack_window_ms(stack: Stack) -> float:
-    from app.settings import Settings
+    from app.settings.transactions import PublishTransactions
 
     window = stack.env.get("TOCSIN_PUBLISH_TRANSACTION_WINDOW_MS")
-    return float(window) if window else Settings.model_fields["publish_transaction_window_ms"].default
+    return float(window) if window else PublishTransactions.model_fields["publish_transaction_window_ms"].default
 
 
 def measure_batch(

@@ -13,6 +13,7 @@ import uvloop
 
 from app.domain.workflows.workflow import render_template
 from app.executors.email import EmailExecutor, header_value
+from app.settings.delivery import EmailConfig
 from devstack.kafka import free_port
 from devstack.smtp_sink import MailDir, SinkController
 
@@ -46,7 +47,7 @@ def _item(subject: str, mode: str = "ACTUAL") -> dict[str, Any]:
 def test_every_templated_header_is_one_line_whatever_event_name_holds(control: str) -> None:
     name = f"Quake{control}Bcc: victim@example.com{control}"
     subject = render_template("[{event.name}] M{data.m}", {"event": {"name": name}, "data": {"m": 6}})
-    executor = EmailExecutor(host="127.0.0.1", port=1, sender="tocsin@example.com", timeout_s=1)
+    executor = EmailExecutor(EmailConfig(host="127.0.0.1", port=1, sender="tocsin@example.com", timeout_s=1))
     raw = executor.message(_item(subject, mode=f"ACTUAL{control}")).as_bytes()
     parsed = message_from_bytes(raw)
     assert parsed["Bcc"] is None, "no header injected"
@@ -69,7 +70,7 @@ def test_a_subject_with_a_newline_is_delivered(tmp_path: Path) -> None:
     sink = SinkController(MailDir(tmp_path), hostname="127.0.0.1", port=port, loop=uvloop.new_event_loop())
     sink.start()
     try:
-        executor = EmailExecutor(host="127.0.0.1", port=port, sender="tocsin@example.com", timeout_s=10)
+        executor = EmailExecutor(EmailConfig(host="127.0.0.1", port=port, sender="tocsin@example.com", timeout_s=10))
         attempt = asyncio.run(executor.send(_item("Quake\r\nnear the coast\x00"), None))
         assert attempt.error is None and attempt.status_code == 250, attempt
     finally:

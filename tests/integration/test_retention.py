@@ -20,6 +20,7 @@ from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.settings import Settings
+from app.settings.retention import RetentionSettings
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import AuditEntry, EventTraceStep, ExchangeAttempt, PushNotification
 from app.store.retention import purge, purge_older_than
@@ -113,7 +114,7 @@ def _settings(**changes: Any) -> Settings:
         "audit_retention_days": 365,
         "retention_batch_size": 3,
     }
-    return Settings(**{**base, **changes})
+    return Settings(retention=RetentionSettings(**{**base, **changes}))
 
 
 async def test_old_rows_go_new_rows_stay_for_every_kind(engine: AsyncEngine, caplog: pytest.LogCaptureFixture) -> None:

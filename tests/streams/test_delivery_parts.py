@@ -10,6 +10,7 @@ import pytest
 from app.domain.delivery.delivery_verdicts import Attempt, Verdict
 from app.domain.delivery.webhooks import new_secret
 from app.executors.webhook import WebhookExecutor
+from app.settings.delivery import WebhookConfig
 from streams.actions import already_attempted, verdict_of
 
 
@@ -44,7 +45,7 @@ SSRF_TARGETS = [
 
 @pytest.mark.parametrize("url", SSRF_TARGETS)
 async def test_webhook_targets_refused_at_delivery_are_permanent(url: str) -> None:
-    executor = WebhookExecutor(timeout_s=2, allow_private_networks=False)
+    executor = WebhookExecutor(WebhookConfig(timeout_s=2, allow_private_networks=False))
     try:
         attempt = await executor.send(_item(url), new_secret())
     finally:
@@ -55,7 +56,7 @@ async def test_webhook_targets_refused_at_delivery_are_permanent(url: str) -> No
 
 
 async def test_an_unreachable_receiver_is_retried_not_refused() -> None:
-    executor = WebhookExecutor(timeout_s=2, allow_private_networks=True)
+    executor = WebhookExecutor(WebhookConfig(timeout_s=2, allow_private_networks=True))
     try:
         attempt = await executor.send(_item("http://127.0.0.1:9/hook"), new_secret())  # discard port: refused
     finally:
@@ -66,7 +67,7 @@ async def test_an_unreachable_receiver_is_retried_not_refused() -> None:
 
 
 async def test_a_webhook_without_secret_is_not_sent() -> None:
-    executor = WebhookExecutor(timeout_s=2, allow_private_networks=True)
+    executor = WebhookExecutor(WebhookConfig(timeout_s=2, allow_private_networks=True))
     try:
         attempt = await executor.send(_item("http://127.0.0.1:9/hook"), None)
     finally:

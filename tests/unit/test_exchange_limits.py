@@ -28,6 +28,7 @@ from app.identity.federation import Federation
 from app.identity.jwks import JwksCache
 from app.identity.signing_keys import SigningKeys, generate_key
 from app.settings import Settings
+from app.settings.exchange import ExchangeLimits
 from app.store.db import create_engine, migrate, sessionmaker
 from app.store.models import ExchangeAttempt
 from tests.support.oidc_issuer import compact
@@ -82,7 +83,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 def _federation(database: str, **limits: Any) -> Federation:
     """The exchange with the default limits but those given, the owner's credential known."""
-    settings = Settings(database_url=database, **limits)
+    settings = Settings(database_url=database, exchange=ExchangeLimits(**limits))
     _engines.append(engine := create_engine(database))
     federation = Federation(settings, sessionmaker(engine), SigningKeys(generate_key().encode()))
 
@@ -121,9 +122,7 @@ def test_forged_tokens_from_many_addresses_do_not_lock_the_owner_out(
     by another key, from 32 addresses until each is refused; the owner's exchange from another
     address is still issued. Before, each forged token took a token of the per-credential bucket
     before its signature was checked: the owner got 429."""
-    federation = _federation(
-        database, exchange_rate_per_credential=0.01, exchange_rate_per_client=0.01, exchange_burst=5
-    )
+    federation = _federation(database, rate_per_credential=0.01, rate_per_client=0.01, burst=5)
     forged = _token(STRANGER_KEY)
     answers = [_attempt(loop, federation, forged, f"127.0.0.{n}") for n in range(2, 34) for _ in range(25)]
     assert answers.count(401) == 32 * 5, "each address: its burst refused, then 429"
@@ -133,7 +132,7 @@ def test_forged_tokens_from_many_addresses_do_not_lock_the_owner_out(
 def test_forged_tokens_from_one_address_are_limited_for_that_address_only(
     database: str, loop: asyncio.AbstractEventLoop
 ) -> None:
-    federation = _federation(database, exchange_failure_burst=5, exchange_failure_rate_per_client=0.01)
+    federation = _federation(database, failure_burst=5, failure_rate_per_client=0.01)
     forged = _token(STRANGER_KEY)
     assert [_attempt(loop, federation, forged, "192.0.2.7") for _ in range(7)] == [401] * 5 + [429] * 2
     assert _attempt(loop, federation, _token(), "192.0.2.7") == 429, "the address is limited, whatever it sends"
@@ -145,9 +144,7 @@ def test_tokens_of_the_issuer_for_another_subject_do_not_lock_the_owner_out(
 ) -> None:
     """A public CI issuer signs tokens for anyone's repository with the audience they ask for: a
     token the issuer signed proves nothing about the credential until its subject matches."""
-    federation = _federation(
-        database, exchange_rate_per_credential=0.01, exchange_rate_per_client=0.01, exchange_burst=5
-    )
+    federation = _federation(database, rate_per_credential=0.01, rate_per_client=0.01, burst=5)
     strangers = _token(subject="repo:stranger/x:ref:refs/heads/main")
     answers = [_attempt(loop, federation, strangers, f"127.0.0.{n}") for n in range(2, 10) for _ in range(25)]
     assert set(answers) == {403, 429}
@@ -156,7 +153,7 @@ def test_tokens_of_the_issuer_for_another_subject_do_not_lock_the_owner_out(
 
 def test_ipv6_addresses_of_one_64_share_the_failure_limit(database: str, loop: asyncio.AbstractEventLoop) -> None:
     """An IPv6 client is given a /64 (RFC 6177) at least: its addresses are one source."""
-    federation = _federation(database, exchange_failure_burst=5, exchange_failure_rate_per_client=0.01)
+    federation = _federation(database, failure_burst=5, failure_rate_per_client=0.01)
     forged = _token(STRANGER_KEY)
     answers = [_attempt(loop, federation, forged, f"2001:db8:1:2::{n:x}") for n in range(1, 8)]
     assert answers == [401] * 5 + [429] * 2, answers
@@ -182,7 +179,7 @@ def test_strangers_cannot_grow_the_exchange_log_without_bound(
     names (its algorithm) made a row of its own past the bound, and signed tokens refused by a later
     check were one row each, whatever their number."""
     monkeypatch.setattr(federation_module, "MAX_COUNTED_SOURCES", 50, raising=False)
-    federation = _federation(database, exchange_rate_per_credential=1e6, exchange_burst=10**6)
+    federation = _federation(database, rate_per_credential=1e6, burst=10**6)
     for n in range(150):  # as many /64s as a stranger likes, a check of their choosing each
         source = f"2001:db8:{n:x}::1"
         assert _attempt(loop, federation, compact({"alg": f"X{n}", "kid": "k1"}, {"sub": "x"}, b"s"), source) in (

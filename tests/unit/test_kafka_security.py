@@ -1,4 +1,4 @@
-"""The Kafka security settings (app/settings.py) and the client arguments built from them
+"""The Kafka security settings (app/settings/kafka_security.py) and the client arguments built from them
 (app/kafka/security.py): refused with a message naming the variables, and the same TLS and SASL
 arguments for aiokafka's clients and for Faust's."""
 
@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from app.kafka.security import check_access, client_args, faust_credentials, security_args
 from app.settings import Settings
+from app.settings.kafka_security import KafkaSecurity
 from tests.support.stack import ROOT
 from tests.support.tls_server import TestCA
 
@@ -46,21 +47,31 @@ def sasl(**more: Any) -> dict[str, Any]:
     }
 
 
+def kafka_settings(**values: Any) -> Settings:
+    """Settings with these ``kafka_*`` values (each the TOCSIN_ variable of that name, lower case)."""
+    bootstrap = {"kafka_bootstrap": values.pop("kafka_bootstrap")} if "kafka_bootstrap" in values else {}
+    security = KafkaSecurity(**{name.removeprefix("kafka_"): value for name, value in values.items()})
+    return Settings(kafka_security=security, **bootstrap)
+
+
 def refused(**values: Any) -> str:
     with pytest.raises(ValidationError) as caught:
-        Settings(**values)
+        kafka_settings(**values)
     return str(caught.value)
 
 
 def test_plaintext_is_the_default_and_adds_nothing() -> None:
-    settings = Settings(kafka_bootstrap="b1:9092,b2:9092")
+    settings = kafka_settings(kafka_bootstrap="b1:9092,b2:9092")
     assert client_args(settings) == {"bootstrap_servers": "b1:9092,b2:9092", "security_protocol": "PLAINTEXT"}
     assert faust_credentials(settings) is None
 
 
 def test_names_are_case_insensitive() -> None:
-    settings = Settings(**sasl(kafka_security_protocol="sasl_ssl", kafka_sasl_mechanism="scram-sha-256"))
-    assert (settings.kafka_security_protocol, settings.kafka_sasl_mechanism) == ("SASL_SSL", "SCRAM-SHA-256")
+    settings = kafka_settings(**sasl(kafka_security_protocol="sasl_ssl", kafka_sasl_mechanism="scram-sha-256"))
+    assert (settings.kafka_security.security_protocol, settings.kafka_security.sasl_mechanism) == (
+        "SASL_SSL",
+        "SCRAM-SHA-256",
+    )
 
 
 @pytest.mark.parametrize(
@@ -127,7 +138,7 @@ def test_files_that_are_no_certificates_refused(tmp_path: Path, ca: TestCA) -> N
 def test_sasl_ssl_arguments(tmp_path: Path, ca: TestCA) -> None:
     password_file = tmp_path / "pw"
     password_file.write_text("from-a-file\n")
-    settings = Settings(
+    settings = kafka_settings(
         **sasl(kafka_sasl_password=None, kafka_sasl_password_file=password_file, kafka_ssl_ca_file=ca.ca_file)
     )
     args = security_args(settings)
@@ -155,7 +166,7 @@ def test_ssl_with_a_client_certificate_and_an_encrypted_key(tmp_path: Path, ca: 
         )
     )
     base = {"kafka_security_protocol": "SSL", "kafka_ssl_cert_file": cert, "kafka_ssl_key_file": encrypted}
-    settings = Settings(**base, kafka_ssl_key_password="key-pw")
+    settings = kafka_settings(**base, kafka_ssl_key_password="key-pw")
     assert isinstance(security_args(settings)["ssl_context"], ssl.SSLContext)
     assert "the Kafka TLS files cannot be used" in refused(**base, kafka_ssl_key_password="wrong")
 
@@ -165,7 +176,7 @@ def test_faust_gets_the_same_arguments_as_aiokafka(protocol: str, ca: TestCA) ->
     values: dict[str, Any] = sasl(kafka_security_protocol=protocol) if protocol.startswith("SASL") else {}
     if protocol.endswith("SSL"):
         values |= {"kafka_security_protocol": protocol, "kafka_ssl_ca_file": ca.ca_file}
-    settings = Settings(**values)
+    settings = kafka_settings(**values)
     credentials = faust_credentials(settings)
     expected_type = faust.SSLCredentials if protocol == "SSL" else faust.SASLCredentials
     assert isinstance(credentials, expected_type)
@@ -177,7 +188,7 @@ def test_faust_gets_the_same_arguments_as_aiokafka(protocol: str, ca: TestCA) ->
 
 
 def test_check_access_leaves_an_unreachable_broker_to_the_callers_wait(ca: TestCA) -> None:
-    settings = Settings(**sasl(kafka_bootstrap="127.0.0.1:1", kafka_ssl_ca_file=ca.ca_file))
+    settings = kafka_settings(**sasl(kafka_bootstrap="127.0.0.1:1", kafka_ssl_ca_file=ca.ca_file))
     asyncio.run(check_access(settings))  # no KafkaAccessError: nothing refused anything
 
 

@@ -14,6 +14,7 @@ from app.net.errors import TargetRefused
 from app.net.ssrf import CheckedResolver
 from app.net.target import target
 from app.settings import Settings
+from app.settings.delivery import OutboundSettings
 
 
 async def _no_resolver(host: str, port: int) -> list[str]:
@@ -64,13 +65,13 @@ def test_plain_http_only_to_a_listed_loopback_receiver() -> None:
 
 
 def test_the_allowance_names_loopback_hosts_only() -> None:
-    settings = Settings(loopback_targets="127.0.0.1:9000, localhost:9001,[::1]:9002")  # type: ignore[arg-type]
-    assert settings.loopback_ports == frozenset({9000, 9001, 9002})
+    outbound = OutboundSettings(loopback_targets="127.0.0.1:9000, localhost:9001,[::1]:9002")  # type: ignore[arg-type]
+    assert outbound.loopback_ports == frozenset({9000, 9001, 9002})
     for bad in ("10.0.0.5:80", "169.254.169.254:80", "example.com:80", "127.0.0.1", "127.0.0.1:0", "localhost:x"):
         with pytest.raises(ValidationError, match="TOCSIN_LOOPBACK_TARGETS"):
-            Settings(loopback_targets=bad)  # type: ignore[arg-type]
-    assert Settings().loopback_ports == frozenset(), "nothing is allowed unless listed"
-    assert Settings().allow_private_networks is False
+            OutboundSettings(loopback_targets=bad)  # type: ignore[arg-type]
+    assert Settings().outbound.loopback_ports == frozenset(), "nothing is allowed unless listed"
+    assert Settings().outbound.allow_private_networks is False
 
 
 def test_tocsin_run_no_longer_opens_private_networks() -> None:

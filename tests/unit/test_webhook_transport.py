@@ -10,6 +10,7 @@ import pytest
 from app.executors.webhook import WebhookExecutor
 from app.net.errors import FetchRefused, TargetRefused
 from app.net.transport import PostResult, Transport
+from app.settings.delivery import WebhookConfig
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 ITEM = {"effect_id": "eff_1", "mode": "ACTUAL", "content": {"url": "https://hooks.example.com/x", "body": "{}"}}
@@ -36,7 +37,7 @@ class Recorder:
 
 
 def _executor(transport: Transport) -> WebhookExecutor:
-    return WebhookExecutor(timeout_s=5, allow_private_networks=False, transport=transport)
+    return WebhookExecutor(WebhookConfig(timeout_s=5, allow_private_networks=False), transport=transport)
 
 
 async def test_the_signed_body_goes_to_the_transport_and_its_answer_is_the_attempt() -> None:

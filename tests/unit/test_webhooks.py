@@ -36,6 +36,7 @@ from app.domain.delivery.webhooks import (
 from app.domain.shared.retry_schedule import RetrySchedule, delay_levels, level_for
 from app.executors import webhook as webhook_executor
 from app.executors.webhook import WebhookExecutor
+from app.settings.delivery import WebhookConfig
 
 NOW = 1_700_000_000  # 2023-11-14T22:13:20Z: the reference verifier's clock is frozen here
 SECRET = "whsec_" + base64.b64encode(bytes(range(32))).decode()
@@ -144,7 +145,7 @@ async def test_each_attempt_is_signed_with_its_own_time(monkeypatch: pytest.Monk
             sent.append(headers)
             return type("Result", (), {"status": 204, "headers": {}})()
 
-    executor = WebhookExecutor(timeout_s=5, allow_private_networks=True)
+    executor = WebhookExecutor(WebhookConfig(timeout_s=5, allow_private_networks=True))
     await executor.aclose()
     monkeypatch.setattr(executor, "_fetcher", Poster())
     clock = SimpleNamespace(time=lambda: NOW + late_s + 0.7, perf_counter=time.perf_counter)
