@@ -32,10 +32,11 @@ from api.routes import (
     workflows,
 )
 from api.state import ApiState, new_producer, new_publisher, record_token_use, register_caches, tune_gc
+from app.caches import TTLCache
 from app.domain.shared.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.identity.signing_keys import SigningKeys, load_signing_keys
-from app.kafka.config_changes import TTLCache, follow_changes
+from app.kafka.config_changes import follow_changes
 from app.settings import Settings, get_settings
 from app.store import retention
 from app.store.db import create_engine, sessionmaker

@@ -17,11 +17,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from api.publisher import TransactionalPublisher
+from app.caches import TTLCache
 from app.domain.events.limits import ConfigLimits, PublishLimits
 from app.domain.iam.principal import Principal
 from app.domain.shared.rate_limit import RateLimiter
 from app.identity.federation import Federation
-from app.kafka.config_changes import TTLCache, announce_change
+from app.kafka.config_changes import announce_change
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.security import client_args
 from app.observability.metrics import register_cache

@@ -6,12 +6,12 @@ from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.caches import TTLCache
 from app.domain.workflows.topic_config import TopicConfig
 from app.executors.base import Executor
 from app.executors.email import EmailExecutor
 from app.executors.push import OutboxPushExecutor
 from app.executors.webhook import WebhookExecutor
-from app.kafka.config_changes import TTLCache
 from app.observability.metrics import register_cache
 from app.settings import Settings, get_settings
 from app.store.db import create_engine, sessionmaker, when_available

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.caches import TTLCache
 from app.domain.iam.conditions import compile_condition
 from app.domain.shared.client_address import rate_limit_key
 from app.domain.shared.ids import new_id
@@ -33,7 +34,6 @@ from app.identity.exchange import (
 )
 from app.identity.jwks import JwksCache, parse_jwks
 from app.identity.signing_keys import SigningKeys
-from app.kafka.config_changes import TTLCache
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused
 from app.settings import Settings

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from aiokafka.partitioner import DefaultPartitioner
 
+from app.caches import BoundedMemo
+
 _default_partitioner = DefaultPartitioner()
 
 
@@ -15,8 +17,7 @@ class KeyPartitioner:
     """
 
     def __init__(self, size: int = 65_536) -> None:
-        self._size = size
-        self._memo: dict[tuple[bytes, int], int] = {}
+        self._memo: BoundedMemo[tuple[bytes, int], int] = BoundedMemo(size)
 
     def __call__(self, key: bytes | None, all_partitions: list[int], available: list[int]) -> int:
         if key is None:
@@ -25,8 +26,5 @@ class KeyPartitioner:
         memo = (key, len(all_partitions))
         partition = self._memo.get(memo)
         if partition is None or partition not in all_partitions:
-            partition = int(_default_partitioner(key, all_partitions, available))
-            if len(self._memo) >= self._size:
-                self._memo.clear()
-            self._memo[memo] = partition
+            partition = self._memo.remember(memo, int(_default_partitioner(key, all_partitions, available)))
         return partition

@@ -36,6 +36,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from app.caches import BoundedMemo
+
 log = logging.getLogger(__name__)
 
 STATUS_CODE_ERROR = 2  # opentelemetry.proto.trace.v1.Status.StatusCode
@@ -121,16 +123,16 @@ def _any_value(value: Any) -> bytes:
     return _delimited(b"\x0a", _text(str(value)))
 
 
-_keys: dict[str, bytes] = {}  # KeyValue.key (1) of an attribute's key, encoded once
+# The memos below are emptied when one grows past COMMON_MAX (organizations x topics).
+COMMON_MAX = 4096
+_keys: BoundedMemo[str, bytes] = BoundedMemo(COMMON_MAX)  # KeyValue.key (1) of an attribute's key, encoded once
 
 
 def _attribute(tag: bytes, key: str, value: Any) -> bytes:
     """A KeyValue message as the field ``tag`` of its parent."""
     encoded_key = _keys.get(key)
     if encoded_key is None:
-        if len(_keys) >= COMMON_MAX:
-            _keys.clear()
-        encoded_key = _keys[key] = _delimited(b"\x0a", _text(key))
+        encoded_key = _keys.remember(key, _delimited(b"\x0a", _text(key)))
     if type(value) is str:
         text = _text(value)
         size = len(text)
@@ -141,20 +143,18 @@ def _attribute(tag: bytes, key: str, value: Any) -> bytes:
     if type(value) is int:  # a status code: a few values, each encoded once
         found = _ints.get((tag, key, value))
         if found is None:
-            if len(_ints) >= COMMON_MAX:
-                _ints.clear()
-            found = _ints[tag, key, value] = _delimited(tag, encoded_key + _delimited(b"\x12", _any_value(value)))
+            found = _ints.remember(
+                (tag, key, value), _delimited(tag, encoded_key + _delimited(b"\x12", _any_value(value)))
+            )
         return found
     return _delimited(tag, encoded_key + _delimited(b"\x12", _any_value(value)))
 
 
-_ints: dict[tuple[bytes, str, int], bytes] = {}  # the encoded attributes of integer values
+_ints: BoundedMemo[tuple[bytes, str, int], bytes] = BoundedMemo(COMMON_MAX)  # the encoded attributes of integer values
 
 
-# The encoded fields many spans share (name, kind, flags and the attributes they start with). Emptied
-# when it grows past COMMON_MAX (organizations x topics).
-_common: dict[tuple[str, bool, tuple[tuple[str, Any], ...]], bytes] = {}
-COMMON_MAX = 4096
+# The encoded fields many spans share (name, kind, flags and the attributes they start with).
+_common: BoundedMemo[tuple[str, bool, tuple[tuple[str, Any], ...]], bytes] = BoundedMemo(COMMON_MAX)
 
 
 def common_fields(name: str, remote_parent: bool, common: tuple[tuple[str, Any], ...]) -> bytes:
@@ -170,9 +170,7 @@ def common_fields(name: str, remote_parent: bool, common: tuple[tuple[str, Any],
             _FLAGS.pack(0x0185, flags),  # flags (16): tag 133 as a varint, 0x85 0x01
             *(_attribute(b"\x4a", k, v) for k, v in common),  # attributes (9)
         ]
-        if len(_common) >= COMMON_MAX:
-            _common.clear()
-        found = _common[key] = b"".join(parts)
+        found = _common.remember(key, b"".join(parts))
     return found
 
 
@@ -254,15 +252,14 @@ def _accepted(span: ExportedSpan, event_id: bytes, status: Any) -> bytes:
         size = ids_size + _TIMES.size + len(middle) + event_id_size + len(after)
         head = b"\x12" + _varint(size)
         fields = struct.Struct(f"<{len(head)}s{ids_size}sBQBQ{len(middle)}s{event_id_size}s{len(after)}s")
-        if len(_templates) >= COMMON_MAX:
-            _templates.clear()
-        template = _templates[key] = (fields.pack, head, middle, after)
+        template = _templates.remember(key, (fields.pack, head, middle, after))
     pack, head, middle, after = template
-    return pack(head, span.ids, 0x39, span.start_ns, 0x41, span.end_ns, middle, event_id, after)
+    packed: bytes = pack(head, span.ids, 0x39, span.start_ns, 0x41, span.end_ns, middle, event_id, after)
+    return packed
 
 
 # The templates of accepted publishes' spans (_accepted), by the sizes that make them.
-_templates: dict[tuple[int, bytes | None, int, Any], tuple[Any, bytes, bytes, bytes]] = {}
+_templates: BoundedMemo[tuple[int, bytes | None, int, Any], tuple[Any, bytes, bytes, bytes]] = BoundedMemo(COMMON_MAX)
 
 
 def _error_fields(span: ExportedSpan) -> bytes:

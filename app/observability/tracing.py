@@ -38,6 +38,7 @@ from typing import Any
 
 import structlog
 
+from app.caches import BoundedMemo
 from app.observability import span_export
 
 HEADER = "traceparent"
@@ -497,9 +498,7 @@ def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic
             ("tocsin.organization_id", org_id),
             ("tocsin.topic", topic),
         )
-        if len(_server_common) >= span_export.COMMON_MAX:
-            _server_common.clear()
-        found = _server_common[key] = (named, span_export.common_fields(name, parent is not None, named))
+        found = _server_common.remember(key, (named, span_export.common_fields(name, parent is not None, named)))
     common, encoded = found
     if parent is not None:
         return PublishSpan(name, common, parent, encoded)
@@ -513,7 +512,9 @@ def server_span(name: str, route: str, parent: Parent | None, org_id: str, topic
 
 # The common attributes of the publish spans of a route, organization and topic, and their encoding:
 # emptied when it grows past span_export.COMMON_MAX (any path a request names has a span).
-_server_common: dict[tuple[str, str, str, str, bool], tuple[tuple[tuple[str, Any], ...], bytes]] = {}
+_server_common: BoundedMemo[tuple[str, str, str, str, bool], tuple[tuple[tuple[str, Any], ...], bytes]] = BoundedMemo(
+    span_export.COMMON_MAX
+)
 
 
 @contextlib.contextmanager

@@ -16,11 +16,11 @@ from typing import Any
 
 from api.deps import authenticate
 from api.state import ApiState
+from app.caches import TTLCache
 from app.domain.iam.evaluation import Binding
 from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import organization_name, resource_name
 from app.domain.iam.tokens import generate_token
-from app.kafka.config_changes import TTLCache
 from app.settings import Settings
 
 ORG = "org_01bench00000000000000000000"

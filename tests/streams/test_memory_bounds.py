@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import random
 
-from app.caches import CountingLRU
+from app.caches import CountingLRU, TTLCache
 from app.domain.events.control import ControlState
 from app.domain.pipeline import StoredControl
 from app.domain.shared.rate_limit import RateLimiter
-from app.kafka.config_changes import TTLCache
 from app.observability.metrics import exposition, register_cache
 from streams.control_caches import DueIndex, StateCache, TimeWindow
 from streams.idempotency import Expiry

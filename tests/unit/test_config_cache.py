@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
-from app.kafka.config_changes import TTLCache
+from app.caches import TTLCache
 from app.kafka.partitioner import KeyPartitioner
 
 
