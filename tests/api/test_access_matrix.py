@@ -257,7 +257,8 @@ def _routes_in_openapi() -> set[tuple[str, str]]:
 
 
 # People's sign-in (issue 34): no bearer token, or a person's session rather than an access token
-# (tested in test_signin.py: every policy field, CSRF, sessions of another person, throttling).
+# (tested in test_signin.py: every policy field, CSRF, sessions of another person, throttling;
+# test_signin_webauthn.py: the WebAuthn ceremonies, the sign counter, another person's authenticator).
 SIGNIN = {
     ("GET", ORG + "/signin_methods"),
     *(
@@ -272,8 +273,14 @@ SIGNIN = {
             "password_reset",
             "password_reset:confirm",
             "invitation:accept",
+            "webauthn/registration:options",
+            "webauthn/registration:verify",
+            "webauthn/authentication:options",
+            "webauthn/authentication:verify",
         )
     ),
+    ("GET", "/v1/webauthn_credentials"),
+    ("DELETE", "/v1/webauthn_credentials/{authenticator_id}"),
     ("GET", "/v1/me"),
     ("GET", "/v1/sessions"),
     ("DELETE", "/v1/sessions/{session_id}"),

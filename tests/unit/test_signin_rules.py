@@ -9,6 +9,7 @@ import pytest
 from app.domain.iam.auth_policy import AuthenticationPolicy
 from app.domain.iam.signin_policy import after_first_factor, session_satisfies
 from app.domain.iam.signin_throttle import Backoff, BackoffRule, SignInThrottle
+from app.domain.iam.webauthn_counter import sign_count_accepted
 from app.identity import passwords, totp
 
 
@@ -126,3 +127,21 @@ async def test_password_check() -> None:
     assert not await passwords.verify_password(stored, "another password")
     assert not await passwords.verify_password(None, "long enough password")
     assert not await passwords.verify_password("not a hash", "x")
+
+
+# ---------------------------------------------------------------- WebAuthn sign counter
+
+
+@pytest.mark.parametrize(
+    ("stored", "presented", "accepted"),
+    [
+        (0, 0, True),  # an authenticator that keeps no counter (a synced passkey)
+        (0, 1, True),
+        (5, 6, True),
+        (5, 5, False),  # equal: a replay or a clone
+        (5, 3, False),  # lower: a clone used behind the real one's back
+        (5, 0, False),  # a counter that stops counting after it counted
+    ],
+)
+def test_webauthn_sign_count_must_grow(stored: int, presented: int, accepted: bool) -> None:
+    assert sign_count_accepted(stored, presented) is accepted
