@@ -2,9 +2,10 @@
 
 The relying party is this installation: its id is ``TOCSIN_PUBLIC_URL``'s host name and the only
 origin accepted is that URL's scheme, host and port (a browser refuses an IP address as an RP id:
-reach the console by a name, ``http://localhost:8080`` on one machine). Attestation is not asked
-for (``none``): an authenticator proves it holds the key at every sign-in, not who made it. The
-sign counter rule is app/domain/iam/webauthn_counter.py's, checked before the signature.
+reach the console by a name; :meth:`RelyingParty.of` says what ``tocsin run``'s loopback address
+gives). Attestation is not asked for (``none``): an authenticator proves it holds the key at every
+sign-in, not who made it. The sign counter rule is app/domain/iam/webauthn_counter.py's, checked
+before the signature.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from webauthn.helpers.structs import (
 from app.domain.iam.webauthn_counter import sign_count_accepted
 
 RP_NAME = "Tocsin"
+_LOOPBACK_ADDRESSES = ("127.0.0.1", "::1")
 TIMEOUT_MS = 120_000
 
 
@@ -57,12 +59,24 @@ class SignCountRegressed(CeremonyFailed):
 @dataclass(frozen=True, slots=True)
 class RelyingParty:
     id: str
-    origin: str
+    origins: tuple[str, ...]
+
+    @property
+    def origin(self) -> str:
+        return self.origins[0]
 
     @classmethod
     def of(cls, public_url: str) -> RelyingParty:
+        """This installation as a relying party. A loopback IP address (``tocsin run``'s public URL)
+        cannot be an RP id, so there the id is ``localhost`` and the console is reached by that name
+        (the address ``make run`` prints); an answer from the IP address's origin is still taken."""
         parts = urlsplit(public_url)
-        return cls(id=parts.hostname or "localhost", origin=f"{parts.scheme}://{parts.netloc}")
+        host = parts.hostname or "localhost"
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if host in _LOOPBACK_ADDRESSES:
+            port = f":{parts.port}" if parts.port else ""
+            return cls(id="localhost", origins=(f"{parts.scheme}://localhost{port}", origin))
+        return cls(id=host, origins=(origin,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +117,7 @@ def verify_registration(rp: RelyingParty, credential: dict[str, Any], challenge:
             credential=credential,
             expected_challenge=base64url_to_bytes(challenge),
             expected_rp_id=rp.id,
-            expected_origin=rp.origin,
+            expected_origin=list(rp.origins),
         )
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         raise CeremonyFailed(str(exc)) from exc
@@ -148,7 +162,7 @@ def verify_authentication(
             credential=parsed,
             expected_challenge=base64url_to_bytes(challenge),
             expected_rp_id=rp.id,
-            expected_origin=rp.origin,
+            expected_origin=list(rp.origins),
             credential_public_key=base64url_to_bytes(public_key),
             credential_current_sign_count=stored_count,
         )
