@@ -137,7 +137,8 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         limit = self.max_bytes
-        if not _TOKEN_ENDPOINT.search(path):  # its form: RFC 6749's answers (the route's)
+        # the token exchange's form: RFC 6749's answers (the route's); the console's forms: api/console/render.py
+        if not _TOKEN_ENDPOINT.search(path) and not path.startswith("/console/"):
             try:
                 check_body_headers(scope["headers"])
             except UnsupportedMediaType as exc:

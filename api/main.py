@@ -12,6 +12,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import errors
 from api.body import BodyLimitMiddleware, bound_json_bodies
+from api.console import pages as console_pages
+from api.console import signin_pages as console_signin
 from api.deps import document_permissions
 from api.fastpath import TocsinAPI, request_id
 from api.formats import alertmanager
@@ -165,6 +167,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         document_permissions(router.routes)
         app.include_router(router)
     app.include_router(federation.exchange_router, prefix=settings.auth_prefix)
+    app.include_router(console_signin.router)  # the console (api/console/): pages, not in the OpenAPI document
+    app.include_router(console_pages.router)
     app.add_middleware(  # 413 VAL-002, chunked too
         BodyLimitMiddleware, max_bytes=settings.limits.body_bytes
     )

@@ -289,8 +289,53 @@ SIGNIN = {
 }
 
 
+# The console (issue 34; docs/console.md): pages for a person's session cookie, not in the OpenAPI
+# document. Each page checks the permission of the API route it shows (tested in test_console.py:
+# no session, CSRF, a viewer acting, another organization's incident); the sign-in pages take none.
+CONSOLE_PAGES = {
+    ("GET", "/console/incidents"): "organization.incident:list",
+    ("GET", "/console/incidents/rows"): "organization.incident:list",
+    ("GET", "/console/incidents/{incident_id}"): "organization.incident:get",
+    ("POST", "/console/incidents/{incident_id}/status"): "organization.incident:update",
+    ("GET", "/console/events/{event_id}"): "organization.event:get",
+    ("GET", "/console/topics"): "organization.workflow_topic:list",
+    ("GET", "/console/topics/{topic}"): "organization.workflow_topic:get",
+    ("GET", "/console/account"): MEMBER,
+    ("POST", "/console/account/totp"): MEMBER,
+    ("POST", "/console/account/totp/confirm"): MEMBER,
+    ("POST", "/console/signout"): MEMBER,
+}
+CONSOLE_PUBLIC = {
+    ("GET", "/console"),
+    ("GET", "/console/"),
+    ("GET", "/console/static/{name}"),
+    ("GET", "/console/signin"),
+    ("GET", "/console/signin/link"),
+    ("GET", "/console/invitation"),
+    ("GET", "/console/password_reset"),
+    *(
+        ("POST", f"/console/{step}")
+        for step in (
+            "signin/password",
+            "signin/second_factor",
+            "signin/enrol_totp",
+            "signin/magic_link",
+            "signin/link",
+            "signin/password_reset",
+            "invitation",
+            "password_reset",
+        )
+    ),
+}
+
+
+def test_the_console_has_exactly_the_listed_pages() -> None:
+    console = {r for r in _routes_in_app() if r[1].startswith("/console")}
+    assert console == set(CONSOLE_PAGES) | CONSOLE_PUBLIC
+
+
 def test_openapi_lists_exactly_the_apps_routes_and_the_documented_ones() -> None:
-    in_app = {r for r in _routes_in_app() if not r[1].startswith(("/docs", "/redoc", "/openapi"))}
+    in_app = {r for r in _routes_in_app() if not r[1].startswith(("/docs", "/redoc", "/openapi", "/console"))}
     assert _routes_in_openapi() == in_app
     assert in_app == set(DOCUMENTED) | PUBLIC | SIGNIN
 
