@@ -114,7 +114,8 @@ async def receive_body(receive: Receive, limit: int) -> bytes:
 
 class BodyLimitMiddleware:
     """At most ``max_bytes`` of request body on every route FastAPI serves (413 VAL-002) but the
-    batch publish, which checks its own (TOCSIN_MAX_PUBLISH_BATCH_BYTES) after authentication.
+    batch publish, which checks its own (TOCSIN_MAX_PUBLISH_BATCH_BYTES) after authentication, and
+    PagerDuty's ``/v2/enqueue``, which answers in Events v2's terms (api/formats/pagerduty.py).
 
     A declared ``Content-Length`` over the limit is refused before the route runs; a body
     without one (chunked) is counted as the route reads it, and reading past the limit raises
@@ -131,7 +132,7 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        if _BATCH_ENDPOINT.search(path):
+        if _BATCH_ENDPOINT.search(path) or path == ENQUEUE_PATH:
             # the batch publish checks its headers and size after authentication, as the single
             # publish does (api/routes/publish.py accept_batch): 401 before 415 and 413
             await self.app(scope, receive, send)
@@ -168,6 +169,8 @@ class BodyLimitMiddleware:
 # The token-exchange endpoint answers every error in RFC 6749 §5.2's shape (API.md), this one too.
 _TOKEN_ENDPOINT = re.compile(r"/workload-identity/[^/]+/token/?$")
 _BATCH_ENDPOINT = re.compile(r"/workflow_topics/[^/]+/publish:batch$")
+# PagerDuty's Events v2: the route answers every refusal, an oversized body too, in Events v2's terms
+ENQUEUE_PATH = "/v2/enqueue"
 
 
 async def _refuse(send: Send, limit: int, *, oauth: bool = False) -> None:

@@ -16,7 +16,7 @@ from api.console import pages as console_pages
 from api.console import signin_pages as console_signin
 from api.deps import document_permissions
 from api.fastpath import TocsinAPI, request_id
-from api.formats import alertmanager
+from api.formats import alertmanager, pagerduty
 from api.routes import (
     accounts,
     bindings,
@@ -25,6 +25,7 @@ from api.routes import (
     groups,
     health,
     incidents,
+    integration_keys,
     operation_books,
     organization,
     publish,
@@ -154,6 +155,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         topics.shared_router,
         publish.router,
         alertmanager.router,
+        pagerduty.router,
+        integration_keys.router,
         operation_books.router,
         workflows.router,
         incidents.router,

@@ -23,7 +23,7 @@ from app.errors import Conflict, InvalidInput, NotFound
 from app.store import audit
 from app.store.accounts import utcnow
 from app.store.db import commit_unique
-from app.store.models import RoleBinding, Workflow, WorkflowTopic
+from app.store.models import IntegrationKey, RoleBinding, Workflow, WorkflowTopic
 from app.store.results import control_view, resolve_episode_incidents
 from app.store.workflows import find_topic, receive_errors, shared_topics
 
@@ -173,6 +173,8 @@ async def delete_topic(
             "until a PATCH gives it another topic",
         )
         await session.flush()
+    # its integration keys go with it (the foreign key's cascade is not enforced on SQLite)
+    await session.execute(delete(IntegrationKey).where(IntegrationKey.topic_id == row.id))
     await session.delete(row)
     # Bindings on the topic's own two names go with it: a topic created later under the same key
     # is another topic and starts without them (bindings with a regex tail are left as written).

@@ -103,6 +103,19 @@ class WorkflowTopic(Base):
     __table_args__ = (UniqueConstraint("organization_id", "key", name="uq_workflow_topics_org_key"),)
 
 
+class IntegrationKey(Base):
+    """A PagerDuty Events v2 ``routing_key`` bound to one workflow topic: only its SHA-256 is kept."""
+
+    __tablename__ = "integration_keys"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organization_id: Mapped[str] = mapped_column(String(40), index=True)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("workflow_topics.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]
+
+
 class OperationBook(Base):
     __tablename__ = "operation_books"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)

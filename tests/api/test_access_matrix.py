@@ -86,6 +86,12 @@ DOCUMENTED |= {
     ("POST", ORG + "/workflow_topics/{topic}/publish"): "organization.workflow_topic:publish",
     ("POST", ORG + "/workflow_topics/{topic}/publish:batch"): "organization.workflow_topic:publish",
     ("POST", ORG + "/integrations/alertmanager/{topic}"): "organization.workflow_topic:publish",
+    ("POST", ORG + "/workflow_topics/{topic}/integration_keys"): "organization.workflow_topic.integration_key:create",
+    ("GET", ORG + "/workflow_topics/{topic}/integration_keys"): "organization.workflow_topic.integration_key:list",
+    (
+        "DELETE",
+        ORG + "/workflow_topics/{topic}/integration_keys/{key_id}",
+    ): "organization.workflow_topic.integration_key:delete",
     ("POST", ORG + "/operation_books"): "organization.operation_book:create",
     ("GET", ORG + "/operation_books"): "organization.operation_book:list",
     ("GET", ORG + "/operation_books/{book_id}"): "organization.operation_book:get",
@@ -111,8 +117,10 @@ DOCUMENTED |= {
     ("GET", ORG + "/events/{event_id}"): "organization.event:get",
     ("POST", ORG + "/users/{account_id}/signin_invitation"): "organization.user:update",
 }
-# No bearer token: health, and the token exchange (RFC 8693; tested in test_federation.py).
+# No bearer token: health, the token exchange (RFC 8693; tested in test_federation.py) and PagerDuty's
+# Events v2 enqueue, whose routing_key is the credential (tested in test_pagerduty.py).
 PUBLIC = {
+    ("POST", "/v2/enqueue"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/metrics"),
@@ -131,6 +139,7 @@ ALL_PERMISSIONS = [
         "iam_policy",
         "authentication_policy",
         "workflow_topic",
+        "workflow_topic.integration_key",
         "workflow",
         "operation_book",
         "incident",
@@ -165,6 +174,7 @@ class World:
             "event_id": "evt_x",
             "credential_id": "cred_x",
             "delivery_id": "act_x",
+            "key_id": "ikey_x",
         }
         if not real:  # ids that do not exist: a granted call gets as far as the lookup (404), changes nothing
             values = {k: (v if k == "org_id" else f"missing_{k}") for k, v in values.items()}

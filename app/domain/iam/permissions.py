@@ -23,6 +23,7 @@ RESOURCE_PREFIXES = (
     "organization.iam_policy",
     "organization.authentication_policy",
     "organization.workflow_topic",
+    "organization.workflow_topic.integration_key",
     "organization.workflow",
     "organization.operation_book",
     "organization.incident",

@@ -1,6 +1,7 @@
 """Static access token format: recognisable prefix, random body, checksum.
 
-``tcs_<32 base62 body><6 base62 crc32>``. The checksum lets the API reject a mistyped
+``tcs_<32 base62 body><6 base62 crc32>``; a PagerDuty integration key (the Events v2
+``routing_key``, app/domain/formats/pagerduty.py) is the same with ``tpk_``. The checksum lets the API reject a mistyped
 or truncated token (AUT-002) without a store lookup, and lets secret scanners spot
 leaked tokens by prefix. Only the SHA-256 of a token is ever stored.
 """
@@ -12,6 +13,7 @@ import secrets
 import zlib
 
 PREFIX = "tcs_"
+INTEGRATION_KEY_PREFIX = "tpk_"
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BODY_LEN = 32
 _CHECK_LEN = 6
@@ -30,18 +32,18 @@ def _checksum(body: str) -> str:
     return _b62(zlib.crc32(body.encode()), _CHECK_LEN)
 
 
-def generate_token() -> str:
-    """A new static token (shown to its owner once)."""
+def generate_token(prefix: str = PREFIX) -> str:
+    """A new static token (shown to its owner once); ``prefix`` tells its kind."""
     body = "".join(secrets.choice(_ALPHABET) for _ in range(_BODY_LEN))
-    return f"{PREFIX}{body}{_checksum(body)}"
+    return f"{prefix}{body}{_checksum(body)}"
 
 
-def is_well_formed(token: str) -> bool:
+def is_well_formed(token: str, prefix: str = PREFIX) -> bool:
     """Prefix, length, alphabet and checksum are right (says nothing about validity)."""
-    if len(token) != TOKEN_LEN or not token.startswith(PREFIX):
+    if len(token) != TOKEN_LEN or not token.startswith(prefix):
         return False
-    body = token[len(PREFIX) : len(PREFIX) + _BODY_LEN]
-    check = token[len(PREFIX) + _BODY_LEN :]
+    body = token[len(prefix) : len(prefix) + _BODY_LEN]
+    check = token[len(prefix) + _BODY_LEN :]
     if any(c not in _ALPHABET for c in body):
         return False
     return check.isascii() and secrets.compare_digest(check, _checksum(body))
