@@ -75,6 +75,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 CONFLICT = error_responses(409)
 _UNAUTHENTICATED = frozenset({"/healthz", "/readyz", "/metrics"})
 RFC6749_ERRORS = "x-rfc6749-errors"  # operation extension: errors in the token exchange's form
+OWN_ERRORS = "x-own-errors"  # operation extension: the route documents every answer (PagerDuty's /v2/enqueue)
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -156,6 +157,8 @@ def _document_errors(app: FastAPI, schema: dict[str, Any]) -> dict[str, Any]:
             for defs_holder in _request_schemas(operation):
                 _hoist_defs(defs_holder, components)
             statuses: set[int] = set()
+            if operation.get(OWN_ERRORS):
+                continue
             if operation.get(RFC6749_ERRORS):
                 if _is_fastapi_validation_error(responses.get("422", {})):
                     del responses["422"]  # a wrong form is a 400 invalid_request there

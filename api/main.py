@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import errors
+from api import errors, openapi_doc
 from api.body import BodyLimitMiddleware, bound_json_bodies
 from api.console import pages as console_pages
 from api.console import signin_pages as console_signin
@@ -137,10 +137,13 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             await state.producer.stop()  # the one in use (api/state.py may have replaced the first)
             await engine.dispose()
 
-    app = TocsinAPI(title="Tocsin", version="0.1.0", lifespan=lifespan)  # publish fast path outermost
+    app = TocsinAPI(  # publish fast path outermost
+        title="Tocsin", version="0.1.0", lifespan=lifespan, generate_unique_id_function=openapi_doc.operation_id
+    )
     app.log_requests = settings.access_log
     app.trusted_proxies = settings.trusted_proxies
     errors.install(app)
+    openapi_doc.install(app)  # operationIds above, the bearer scheme here
     routers = (
         health.router,
         organization.router,

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from api.body import receive_body
 from api.deps import get_state
-from api.errors import describe
+from api.errors import OWN_ERRORS, describe
 from api.responses import json_response
 from api.routes.publish import _produce, _records, scope_request_id
 from api.state import TopicRef
@@ -55,8 +55,8 @@ _EVENT_SCHEMA: dict[str, Any] = {
                 "custom_details": {},
             },
         },
-        "links": {"type": "array"},
-        "images": {"type": "array"},
+        "links": {"type": "array", "items": {"type": "object"}},
+        "images": {"type": "array", "items": {"type": "object"}},
         "client": {"type": "string"},
         "client_url": {"type": "string"},
     },
@@ -83,6 +83,7 @@ def _answer(description: str) -> dict[str, Any]:
     status_code=202,
     openapi_extra={
         "security": [],
+        OWN_ERRORS: True,
         "requestBody": {
             "required": True,
             "description": "An Events API v2 event (docs/api.md, PagerDuty Events API v2)",

@@ -25,7 +25,9 @@ from app.store.accounts import utcnow
 from app.store.integration_keys import issue_key
 from app.store.models import IntegrationKey
 
-router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics/{topic}/integration_keys", tags=["publish"])
+router = APIRouter(
+    prefix="/v1/organizations/{org_id}/workflow_topics/{topic}/integration_keys", tags=["workflow topics"]
+)
 
 PERMISSION = "organization.workflow_topic.integration_key"
 PUBLISH = "organization.workflow_topic:publish"

@@ -38,6 +38,7 @@ API_PREFIXES = [
     "organization.iam_policy",
     "organization.authentication_policy",
     "organization.workflow_topic",
+    "organization.workflow_topic.integration_key",  # docs/api.md (PagerDuty): API.md names the keys, not their prefix
     "organization.workflow",
     "organization.operation_book",
     "organization.incident",
