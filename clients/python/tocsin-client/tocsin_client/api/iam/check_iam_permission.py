@@ -1,0 +1,220 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.check_in import CheckIn
+from ...models.check_out import CheckOut
+from ...models.error_out import ErrorOut
+from ...types import Response
+
+
+def _get_kwargs(
+    org_id: str,
+    *,
+    body: CheckIn,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/organizations/{org_id}/iam:check".format(
+            org_id=quote(str(org_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> CheckOut | ErrorOut | None:
+    if response.status_code == 200:
+        response_200 = CheckOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorOut.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorOut.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = ErrorOut.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorOut.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[CheckOut | ErrorOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    org_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: CheckIn,
+) -> Response[CheckOut | ErrorOut]:
+    """Check
+
+     Whether a principal holds a permission on a resource, and which binding grants it.
+
+    Args:
+        org_id (str):
+        body (CheckIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CheckOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    org_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: CheckIn,
+) -> CheckOut | ErrorOut | None:
+    """Check
+
+     Whether a principal holds a permission on a resource, and which binding grants it.
+
+    Args:
+        org_id (str):
+        body (CheckIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CheckOut | ErrorOut
+    """
+
+    return sync_detailed(
+        org_id=org_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    org_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: CheckIn,
+) -> Response[CheckOut | ErrorOut]:
+    """Check
+
+     Whether a principal holds a permission on a resource, and which binding grants it.
+
+    Args:
+        org_id (str):
+        body (CheckIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CheckOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    org_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: CheckIn,
+) -> CheckOut | ErrorOut | None:
+    """Check
+
+     Whether a principal holds a permission on a resource, and which binding grants it.
+
+    Args:
+        org_id (str):
+        body (CheckIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CheckOut | ErrorOut
+    """
+
+    return (
+        await asyncio_detailed(
+            org_id=org_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

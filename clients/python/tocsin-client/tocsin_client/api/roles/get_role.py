@@ -1,0 +1,212 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.custom_role_out import CustomRoleOut
+from ...models.error_out import ErrorOut
+from ...models.system_role_out import SystemRoleOut
+from ...types import Response
+
+
+def _get_kwargs(
+    org_id: str,
+    role_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/organizations/{org_id}/iam/roles/{role_id}".format(
+            org_id=quote(str(org_id), safe=""),
+            role_id=quote(str(role_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> CustomRoleOut | SystemRoleOut | ErrorOut | None:
+    if response.status_code == 200:
+
+        def _parse_response_200(data: object) -> CustomRoleOut | SystemRoleOut:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                response_200_type_0 = SystemRoleOut.from_dict(data)
+
+                return response_200_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            response_200_type_1 = CustomRoleOut.from_dict(data)
+
+            return response_200_type_1
+
+        response_200 = _parse_response_200(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorOut.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorOut.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[CustomRoleOut | SystemRoleOut | ErrorOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[CustomRoleOut | SystemRoleOut | ErrorOut]:
+    """Get Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CustomRoleOut | SystemRoleOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        role_id=role_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> CustomRoleOut | SystemRoleOut | ErrorOut | None:
+    """Get Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CustomRoleOut | SystemRoleOut | ErrorOut
+    """
+
+    return sync_detailed(
+        org_id=org_id,
+        role_id=role_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[CustomRoleOut | SystemRoleOut | ErrorOut]:
+    """Get Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CustomRoleOut | SystemRoleOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        role_id=role_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> CustomRoleOut | SystemRoleOut | ErrorOut | None:
+    """Get Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CustomRoleOut | SystemRoleOut | ErrorOut
+    """
+
+    return (
+        await asyncio_detailed(
+            org_id=org_id,
+            role_id=role_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,231 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.custom_role_out import CustomRoleOut
+from ...models.error_out import ErrorOut
+from ...models.role_in import RoleIn
+from ...types import Response
+
+
+def _get_kwargs(
+    org_id: str,
+    role_id: str,
+    *,
+    body: RoleIn,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/v1/organizations/{org_id}/iam/roles/{role_id}".format(
+            org_id=quote(str(org_id), safe=""),
+            role_id=quote(str(role_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> CustomRoleOut | ErrorOut | None:
+    if response.status_code == 200:
+        response_200 = CustomRoleOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorOut.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorOut.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorOut.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = ErrorOut.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorOut.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[CustomRoleOut | ErrorOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: RoleIn,
+) -> Response[CustomRoleOut | ErrorOut]:
+    """Replace Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+        body (RoleIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CustomRoleOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        role_id=role_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: RoleIn,
+) -> CustomRoleOut | ErrorOut | None:
+    """Replace Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+        body (RoleIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CustomRoleOut | ErrorOut
+    """
+
+    return sync_detailed(
+        org_id=org_id,
+        role_id=role_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: RoleIn,
+) -> Response[CustomRoleOut | ErrorOut]:
+    """Replace Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+        body (RoleIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CustomRoleOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        role_id=role_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    org_id: str,
+    role_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: RoleIn,
+) -> CustomRoleOut | ErrorOut | None:
+    """Replace Role
+
+    Args:
+        org_id (str):
+        role_id (str):
+        body (RoleIn):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CustomRoleOut | ErrorOut
+    """
+
+    return (
+        await asyncio_detailed(
+            org_id=org_id,
+            role_id=role_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

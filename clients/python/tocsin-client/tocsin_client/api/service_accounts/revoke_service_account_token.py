@@ -1,0 +1,207 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_out import ErrorOut
+from ...types import Response
+
+
+def _get_kwargs(
+    org_id: str,
+    account_id: str,
+    token_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/v1/organizations/{org_id}/service_accounts/{account_id}/access_tokens/{token_id}".format(
+            org_id=quote(str(org_id), safe=""),
+            account_id=quote(str(account_id), safe=""),
+            token_id=quote(str(token_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Any | ErrorOut | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorOut.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorOut.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Any | ErrorOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    org_id: str,
+    account_id: str,
+    token_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Any | ErrorOut]:
+    """Revoke Service Account Token
+
+    Args:
+        org_id (str):
+        account_id (str):
+        token_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        account_id=account_id,
+        token_id=token_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    org_id: str,
+    account_id: str,
+    token_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Any | ErrorOut | None:
+    """Revoke Service Account Token
+
+    Args:
+        org_id (str):
+        account_id (str):
+        token_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorOut
+    """
+
+    return sync_detailed(
+        org_id=org_id,
+        account_id=account_id,
+        token_id=token_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    org_id: str,
+    account_id: str,
+    token_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Any | ErrorOut]:
+    """Revoke Service Account Token
+
+    Args:
+        org_id (str):
+        account_id (str):
+        token_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        org_id=org_id,
+        account_id=account_id,
+        token_id=token_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    org_id: str,
+    account_id: str,
+    token_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Any | ErrorOut | None:
+    """Revoke Service Account Token
+
+    Args:
+        org_id (str):
+        account_id (str):
+        token_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorOut
+    """
+
+    return (
+        await asyncio_detailed(
+            org_id=org_id,
+            account_id=account_id,
+            token_id=token_id,
+            client=client,
+        )
+    ).parsed

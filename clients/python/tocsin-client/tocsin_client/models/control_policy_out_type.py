@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class ControlPolicyOutType(StrEnum):
+    BYPASS = "BYPASS"
+    METRIC = "METRIC"
+    SET = "SET"
+
+    def __str__(self) -> str:
+        return str(self.value)

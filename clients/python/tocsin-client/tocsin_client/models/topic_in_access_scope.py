@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class TopicInAccessScope(StrEnum):
+    PRIVATE = "private"
+    PUBLIC = "public"
+    RESTRICTED = "restricted"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class TopicPatchStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    INACTIVE = "INACTIVE"
+
+    def __str__(self) -> str:
+        return str(self.value)
