@@ -11,6 +11,7 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── BodyTooLarge [413 VAL-002]: a body over TOCSIN_MAX_BODY_BYTES
  ├── UnsupportedMediaType [415 VAL-003]: a body not declared JSON, in UTF-8, unencoded
  ├── InvalidInput [422 VAL-001]: the failing fields in ``details``
+ │    └── InvalidEvent (app/domain/formats/pagerduty.py) [422 VAL-001]: a PagerDuty event refused (answered as a 400)
  ├── RateLimited [429 RATE-001] retriable: publishes per account and topic, token exchanges
  ├── Unavailable [503 SYS-001] retriable: broker or database not reachable; nothing was accepted
  ├── InvalidCredential (also ValueError): a federated credential's subject filter or condition
@@ -25,6 +26,7 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── KafkaAccessError (app/kafka/security.py): a refused SASL login or an untrusted broker certificate
  ├── Refused (cli/partitions.py): ``tocsin partitions`` cannot grow the deployment now
  ├── PublishedDuringGrow (cli/partitions.py): records arrived while ``tocsin partitions`` ran
+ ├── ProfileError (cli/profile.py): the CLI's API address, token or organization missing, or its profile file unusable
  └── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
 
 How to read a line: ``[status code]`` is what the API answers for it (absent: the class is never

@@ -1,4 +1,6 @@
-"""``tocsin run | api | worker | kafka | kafka-check | migrate | purge | bootstrap | partitions``."""
+"""``tocsin run | api | worker | kafka | kafka-check | migrate | purge | bootstrap | partitions`` to run
+Tocsin, and ``tocsin publish | events | dead-letters`` for people at a terminal talking to its API
+(TOCSIN_URL, TOCSIN_TOKEN and TOCSIN_ORG, or a profile file: cli/profile.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
 from app.identity.signing_keys import SigningKeyError
@@ -15,10 +18,14 @@ from app.observability.logs import configure as configure_logging
 from app.settings import Settings, get_settings
 from cli.api import cmd_api
 from cli.bootstrap import cmd_bootstrap
+from cli.dead_letters import cmd_dead_letters_list, cmd_dead_letters_replay
+from cli.events import cmd_events_show
 from cli.kafka import cmd_kafka
 from cli.kafka_check import cmd_kafka_check
 from cli.migrate import cmd_migrate
 from cli.partitions import cmd_partitions
+from cli.profile import ProfileError, load_target
+from cli.publish import cmd_publish
 from cli.purge import cmd_purge
 from cli.run import cmd_run
 from cli.worker import cmd_worker
@@ -67,12 +74,66 @@ def build_parser() -> argparse.ArgumentParser:
     grow.add_argument(
         "--count", type=int, required=True, help="the new partition count (then TOCSIN_PUBLISH_PARTITIONS)"
     )
+    _api_commands(sub)
     return parser
+
+
+# The commands that talk to a running API, as a person at a terminal does: no settings, no var/.
+API_COMMANDS = ("publish", "events", "dead-letters")
+
+
+def _api_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    profile = argparse.ArgumentParser(add_help=False)
+    profile.add_argument("--profile", help="the profile of the profile file (default: TOCSIN_PROFILE, else 'default')")
+    publish = sub.add_parser(
+        "publish",
+        parents=[profile],
+        help="publish requests from a file or stdin: one JSON object, a JSON array or NDJSON (batched, progress shown)",
+    )
+    publish.add_argument("topic", help="the workflow topic's id or key")
+    publish.add_argument("file", nargs="?", default="-", help="a file of requests; - or nothing: stdin")
+    publish.add_argument(
+        "--batch-size", type=int, default=500, help="requests per batch publish for an array or NDJSON (default 500)"
+    )
+    events = sub.add_parser("events", help="an event's trace")
+    events_sub = events.add_subparsers(dest="events_command", required=True)
+    show = events_sub.add_parser("show", parents=[profile], help="the trace of the event a publish answered")
+    show.add_argument("event_id", help="the server's event id (evt_…)")
+    show.add_argument("--json", action="store_true", help="the trace as the API answers it")
+    letters = sub.add_parser("dead-letters", help="deliveries that exhausted their retries")
+    letters_sub = letters.add_subparsers(dest="dead_letters_command", required=True)
+    listing = letters_sub.add_parser("list", parents=[profile], help="every dead letter of the organization")
+    listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    replay = letters_sub.add_parser("replay", parents=[profile], help="deliver dead letters again now")
+    replay.add_argument("delivery_ids", nargs="+", metavar="ID", help="a dead letter's id (act_…)")
+
+
+def _dispatch_api_command(args: argparse.Namespace) -> None:
+    try:
+        target = load_target(args.profile)
+    except ProfileError as exc:
+        raise SystemExit(f"tocsin: {exc}") from None
+    try:
+        if args.command == "publish":
+            cmd_publish(target, args.topic, args.file, batch_size=args.batch_size)
+        elif args.command == "events":
+            cmd_events_show(target, args.event_id, as_json=args.json)
+        elif args.dead_letters_command == "list":
+            cmd_dead_letters_list(target, as_json=args.json)
+        else:
+            cmd_dead_letters_replay(target, args.delivery_ids)
+    except httpx.TransportError as exc:
+        raise SystemExit(f"tocsin: cannot reach {target.url}: {exc}") from None
+    except OSError as exc:
+        raise SystemExit(f"tocsin: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in API_COMMANDS:
+        _dispatch_api_command(args)
+        return
     try:
         settings = get_settings()
     except ValidationError as exc:

@@ -16,6 +16,10 @@ INTRO = """\
 its maintenance steps. Each command reads the [configuration](configuration.md) from the environment
 first and stops with one line when it is refused. What the processes do, and in which order `tocsin run`
 starts them, is in [Processes](../operations/processes.md).
+
+`tocsin publish`, `tocsin events show` and `tocsin dead-letters` are for people at a terminal: they talk
+to a running API found through `TOCSIN_URL`, `TOCSIN_TOKEN` and `TOCSIN_ORG` or a profile file, and read
+none of the server's configuration ([The CLI and the Python client](../guides/cli-and-client.md)).
 """
 
 
@@ -32,33 +36,60 @@ def _subcommands(
     return action, helps
 
 
+def _name(action: argparse.Action) -> str:
+    """How the usage line and the table show an option (its first flag) or a positional (its name)."""
+    if action.option_strings:
+        return action.option_strings[0]
+    return str(action.metavar or action.dest.upper())
+
+
 def _usage(name: str, command: argparse.ArgumentParser) -> str:
     words = [f"tocsin {name}"]
     for action in command._actions:
-        if isinstance(action, argparse._HelpAction):
+        if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
             continue
-        flag = action.option_strings[0]
+        flag = _name(action)
+        if not action.option_strings:  # a positional
+            words.append({"?": f"[{flag}]", "+": f"{flag} …", "*": f"[{flag} …]"}.get(str(action.nargs), flag))
+            continue
         value = "" if action.nargs == 0 else f" {action.metavar or action.dest.upper()}"
         repeat = " …" if isinstance(action, argparse._AppendAction) else ""
         words.append(f"{flag}{value}{repeat}" if action.required else f"[{flag}{value}]{repeat}")
     return " ".join(words)
 
 
-def page() -> str:
-    root = parser()
+def _commands(root: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, argparse.ArgumentParser, str]]:
+    """``(name, parser, help)`` of every command, a command's own subcommands (``events show``) in its place."""
     action, helps = _subcommands(root)
-    out = [INTRO, "| command | what it does |", "|---|---|"]
-    out += [f"| [`tocsin {name}`](#tocsin-{name}) | {helps.get(name, '')} |" for name in action.choices]
+    found: list[tuple[str, argparse.ArgumentParser, str]] = []
     for name, command in action.choices.items():
-        out += ["", f"## tocsin {name}", "", f"{helps.get(name, '')[:1].upper()}{helps.get(name, '')[1:]}.", ""]
+        full = f"{prefix}{name}"
+        if any(isinstance(a, argparse._SubParsersAction) for a in command._actions):
+            found += _commands(command, f"{full} ")
+        else:
+            found.append((full, command, helps.get(name, "")))
+    return found
+
+
+def _anchor(name: str) -> str:
+    return "tocsin-" + name.replace(" ", "-")
+
+
+def page() -> str:
+    commands = _commands(parser())
+    out = [INTRO, "| command | what it does |", "|---|---|"]
+    out += [f"| [`tocsin {name}`](#{_anchor(name)}) | {text} |" for name, _c, text in commands]
+    for name, command, text in commands:
+        out += ["", f"## tocsin {name}", "", f"{text[:1].upper()}{text[1:]}.", ""]
         out += ["```text", _usage(name, command), "```"]
         options = [a for a in command._actions if not isinstance(a, argparse._HelpAction)]
         if not options:
             continue
         out += ["", "| option | default | what it does |", "|---|---|---|"]
         for option in options:
-            flags = ", ".join(f"`{flag}`" for flag in option.option_strings)
-            if option.required:
+            flags = ", ".join(f"`{flag}`" for flag in option.option_strings) or f"`{_name(option)}`"
+            positional = not option.option_strings
+            if (option.required and not positional) or (positional and option.nargs not in ("?", "*")):
                 default = "required"
             elif option.nargs == 0 or option.default in (None, False):
                 default = NONE

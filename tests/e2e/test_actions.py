@@ -7,6 +7,7 @@ that disables an endpoint until the workflow is updated."""
 from __future__ import annotations
 
 import asyncio
+import io
 import itertools
 import json
 import subprocess
@@ -25,6 +26,8 @@ from aiokafka import AIOKafkaConsumer
 from standardwebhooks.webhooks import Webhook
 
 from app.domain.delivery.webhooks import new_secret
+from cli.dead_letters import cmd_dead_letters_list, cmd_dead_letters_replay
+from cli.profile import Target
 from devstack.kafka import free_port
 from devstack.smtp_sink import SinkController
 from tests.support.effects import listen, timeline_entries
@@ -352,9 +355,15 @@ def test_retries_dead_letters_replay_redirect_and_gone(
         assert {r["effect_id"] for r in on_topic} == {dead["dead"]["id"], dead["redirect"]["id"]}
         assert all(r["attempt"] == 3 and r["kind"] == "WEBHOOK" and r["reason"] for r in on_topic)
 
+        # what a person at a terminal sees and does: tocsin dead-letters list, then replay
+        target = Target(stack.base_url, stack.credentials["access_token"], stack.org)
+        listed = io.StringIO()
+        assert cmd_dead_letters_list(target, out=listed) == len(dead)
+        assert listed.getvalue().startswith("id ") and dead["dead"]["id"] in listed.getvalue()
         hooks.dead_recovers = True
-        replay = c.post(f"/dead_letters/{dead['dead']['id']}:replay")
-        assert replay.status_code == 202, replay.text
+        replayed = io.StringIO()
+        cmd_dead_letters_replay(target, [dead["dead"]["id"]], out=replayed)
+        assert replayed.getvalue() == f"{dead['dead']['id']}: PENDING\n"
         wait_for(lambda: len(hooks.on("/dead")) == 4 or None, 60, "the replayed delivery")
         assert hooks.on("/dead")[-1].headers["webhook-id"] == hooks.on("/dead")[0].headers["webhook-id"]
         wait_for(
@@ -362,7 +371,8 @@ def test_retries_dead_letters_replay_redirect_and_gone(
             30,
             "the replayed delivery leaving the dead letters",
         )
-        assert c.post(f"/dead_letters/{dead['dead']['id']}:replay").status_code == 409, "only dead letters replay"
+        with pytest.raises(SystemExit, match="409 RES-002"):  # only dead letters replay
+            cmd_dead_letters_replay(target, [dead["dead"]["id"]], out=io.StringIO())
 
         # 410 Gone disabled the endpoint: a later event does not call it, until the workflow is updated.
         assert len(hooks.on("/gone")) == 1

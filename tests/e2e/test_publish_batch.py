@@ -4,8 +4,11 @@ and a refused batch (a bad request, or the broker away: 503) leaves nothing for 
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -15,9 +18,11 @@ import httpx
 import orjson
 import pytest
 
+from cli.events import cmd_events_show
+from cli.profile import Target
 from devstack.kafka import LocalKafka
 from tests.support.scaling import CYCLE, METRIC_PROFILE, assert_no_gaps, spec_decisions
-from tests.support.stack import Stack, wait_for
+from tests.support.stack import ROOT, Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -65,11 +70,34 @@ def test_batch_events_are_decided_in_order_per_partition_key(stack_factory: Any)
     items = [metric(key, value) for value in values for key in keys]  # the keys interleaved
     with stack.client() as client:
         setup_topic(client, "quake", METRIC_PROFILE)
-        r = post_batch(client, "quake", items, ndjson=True)
-        assert r.status_code == 202, r.text
-        ids = r.json()["ids"]
+        # sent as a person would: NDJSON on tocsin publish's stdin, streamed in batches of 5
+        env = {
+            **os.environ,
+            "TOCSIN_URL": stack.base_url,
+            "TOCSIN_TOKEN": stack.credentials["access_token"],
+            "TOCSIN_ORG": stack.org,
+            "TOCSIN_PROFILE_FILE": os.devnull,
+        }
+        ndjson = b"".join(orjson.dumps(item) + b"\n" for item in items)
+        done = subprocess.run(
+            [sys.executable, "-m", "cli", "publish", "quake", "-", "--batch-size", "5"],
+            input=ndjson,
+            capture_output=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        assert done.stderr.decode().splitlines()[-1] == f"published {len(items)} events"
+        ids = done.stdout.decode().split()
         assert len(ids) == len(items)
         decided = [steps_of(client, event_id)["control"]["decision"] for event_id in ids]
+        shown = io.StringIO()
+        cmd_events_show(Target(stack.base_url, stack.credentials["access_token"], stack.org), ids[0], out=shown)
+        assert shown.getvalue().startswith(f"event {ids[0]} accepted at ")
+        [control] = [line for line in shown.getvalue().splitlines() if line.startswith("  control: ")]
+        assert f"decision={decided[0]}" in control
     for n, key in enumerate(keys):
         assert decided[n :: len(keys)] == spec_decisions(values), key
 
