@@ -7,7 +7,8 @@ names that say too little on their own renamed here once. The ids are what clien
 renaming a route's function renames them, and ``make lint`` then fails until the client is
 regenerated (so the change is seen). Every operation needs the bearer token but those that take
 none: health and metrics, the token exchange (RFC 8693 form), the sign-in steps and PagerDuty's
-``/v2/enqueue`` (its ``routing_key`` is the credential).
+``/v2/enqueue`` (its ``routing_key`` is the credential). Enrolling a second factor (TOTP, WebAuthn)
+takes either an enrolment step's challenge or the person's session: the token is optional there.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _RENAMED = {
 }
 _NO_TOKEN_PATHS = ("/healthz", "/readyz", "/metrics")
 _NO_TOKEN_PREFIXES = ("/v1/signin/",)
+_OPTIONAL_TOKEN = ("/v1/signin/totp_enrolment", "/v1/signin/webauthn/registration")  # a challenge or a session
 
 
 def operation_id(route: APIRoute) -> str:
@@ -71,7 +73,9 @@ def document_security(schema: dict[str, Any]) -> dict[str, Any]:
     schema["security"] = [{BEARER: []}]
     for path, operations in schema.get("paths", {}).items():
         for operation in operations.values():
-            if _takes_no_token(path, operation):
+            if path.startswith(_OPTIONAL_TOKEN):
+                operation["security"] = [{}, {BEARER: []}]
+            elif _takes_no_token(path, operation):
                 operation["security"] = []
     return schema
 

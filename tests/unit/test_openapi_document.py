@@ -51,6 +51,8 @@ def test_the_bearer_scheme_is_required_except_where_no_token_is_taken(spec: dict
         *(p for _m, p in public if p.startswith("/v1/signin/")),
     }
     assert ("POST", "/v1/organizations/{org_id}/workflow_topics/{topic}/integration_keys") not in public
+    enrolment = spec["paths"]["/v1/signin/totp_enrolment"]["post"]["security"]
+    assert enrolment == [{}, {"bearer": []}]  # an enrolment step's challenge, or the person's session
 
 
 def test_the_enqueue_documents_events_v2_answers_only(spec: dict[str, Any]) -> None:

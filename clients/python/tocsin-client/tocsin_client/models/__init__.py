@@ -9,10 +9,14 @@ from .alertmanager_webhook_body import AlertmanagerWebhookBody
 from .alerts_accepted import AlertsAccepted
 from .answers_in import AnswersIn
 from .answers_in_answers import AnswersInAnswers
+from .assertion_in import AssertionIn
+from .assertion_in_credential import AssertionInCredential
+from .assertion_options_in import AssertionOptionsIn
 from .attributes import Attributes
 from .audit_entry_out import AuditEntryOut
 from .audit_entry_out_detail import AuditEntryOutDetail
 from .authentication_policy import AuthenticationPolicy
+from .authenticator_out import AuthenticatorOut
 from .batch_accepted import BatchAccepted
 from .book_in import BookIn
 from .book_out import BookOut
@@ -85,10 +89,13 @@ from .notification_object_data_type_0 import NotificationObjectDataType0
 from .notification_text import NotificationText
 from .o_auth_error_out import OAuthErrorOut
 from .one_time_token_in import OneTimeTokenIn
+from .options_out import OptionsOut
+from .options_out_public_key import OptionsOutPublicKey
 from .organization_in import OrganizationIn
 from .organization_out import OrganizationOut
 from .organization_patch import OrganizationPatch
 from .page_audit_entry_out import PageAuditEntryOut
+from .page_authenticator_out import PageAuthenticatorOut
 from .page_book_out import PageBookOut
 from .page_credential_out import PageCredentialOut
 from .page_delivery_out import PageDeliveryOut
@@ -148,6 +155,10 @@ from .ready_out import ReadyOut
 from .ready_out_checks import ReadyOutChecks
 from .ready_out_status import ReadyOutStatus
 from .refreshed_out import RefreshedOut
+from .registered_out import RegisteredOut
+from .registration_in import RegistrationIn
+from .registration_in_credential import RegistrationInCredential
+from .registration_options_in import RegistrationOptionsIn
 from .replay_out import ReplayOut
 from .resource_binding import ResourceBinding
 from .resource_binding_out import ResourceBindingOut
@@ -230,10 +241,14 @@ __all__ = (
     "AlertsAccepted",
     "AnswersIn",
     "AnswersInAnswers",
+    "AssertionIn",
+    "AssertionInCredential",
+    "AssertionOptionsIn",
     "Attributes",
     "AuditEntryOut",
     "AuditEntryOutDetail",
     "AuthenticationPolicy",
+    "AuthenticatorOut",
     "BatchAccepted",
     "BookIn",
     "BookOut",
@@ -306,10 +321,13 @@ __all__ = (
     "NotificationText",
     "OAuthErrorOut",
     "OneTimeTokenIn",
+    "OptionsOut",
+    "OptionsOutPublicKey",
     "OrganizationIn",
     "OrganizationOut",
     "OrganizationPatch",
     "PageAuditEntryOut",
+    "PageAuthenticatorOut",
     "PageBookOut",
     "PageCredentialOut",
     "PageDeliveryOut",
@@ -363,6 +381,10 @@ __all__ = (
     "ReadyOutChecks",
     "ReadyOutStatus",
     "RefreshedOut",
+    "RegisteredOut",
+    "RegistrationIn",
+    "RegistrationInCredential",
+    "RegistrationOptionsIn",
     "ReplayOut",
     "ResourceBinding",
     "ResourceBindingOut",

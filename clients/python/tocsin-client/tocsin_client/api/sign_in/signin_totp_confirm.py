@@ -92,7 +92,7 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TotpConfirmIn,
 ) -> Response[ErrorOut | TotpConfirmedOut]:
     """Signin Totp Confirm
@@ -124,7 +124,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TotpConfirmIn,
 ) -> ErrorOut | TotpConfirmedOut | None:
     """Signin Totp Confirm
@@ -151,7 +151,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TotpConfirmIn,
 ) -> Response[ErrorOut | TotpConfirmedOut]:
     """Signin Totp Confirm
@@ -181,7 +181,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: TotpConfirmIn,
 ) -> ErrorOut | TotpConfirmedOut | None:
     """Signin Totp Confirm

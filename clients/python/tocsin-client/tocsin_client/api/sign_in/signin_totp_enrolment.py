@@ -92,7 +92,7 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ChallengeIn,
 ) -> Response[ErrorOut | TotpEnrolmentOut]:
     """Signin Totp Enrolment
@@ -123,7 +123,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ChallengeIn,
 ) -> ErrorOut | TotpEnrolmentOut | None:
     """Signin Totp Enrolment
@@ -149,7 +149,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ChallengeIn,
 ) -> Response[ErrorOut | TotpEnrolmentOut]:
     """Signin Totp Enrolment
@@ -178,7 +178,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ChallengeIn,
 ) -> ErrorOut | TotpEnrolmentOut | None:
     """Signin Totp Enrolment
