@@ -108,7 +108,7 @@ async def pagerduty_enqueue(request: Request) -> Response:
 
 async def _enqueue(request: Request) -> Response:
     state = get_state(request)
-    limit = state.settings.max_body_bytes
+    limit = state.settings.limits.body_bytes
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise BodyTooLarge(f"the event is larger than {limit} bytes")
