@@ -150,8 +150,28 @@ def _memory(fig: dict[str, Any]) -> Iterator[Row]:
     )
 
 
+def _formats(fig: dict[str, Any]) -> Iterator[Row]:
+    eps = fig["events_per_s"]
+    ratio = fig.get("ratio_cloudevents_native")
+    yield (
+        "CloudEvents binary-mode publish",
+        f"{_n(eps.get('cloudevents_binary'))} events/s ({_n(ratio, 2)} x native)",
+        f"native publish: {_n(eps.get('native'))} events/s",
+        f"≥ {fig['target_cloudevents_native']:g} x native",
+        _verdict(fig.get("met")),
+    )
+    yield (
+        f"Alertmanager receiver ({fig['alerts_per_notification']} alerts a notification)",
+        f"{_n(eps.get('alertmanager'))} alerts/s ({_n(fig.get('ratio_alertmanager_batch'), 2)} x batch)",
+        f"batch publish of {fig['alerts_per_notification']}: {_n(eps.get('batch'))} events/s",
+        "-",
+        "-",
+    )
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "publish": _publish,
+    "formats": _formats,
     "control": _control,
     "webhook": _webhook,
     "recovery": _recovery,

@@ -23,6 +23,32 @@ if auth and auth ~= "" then
   wrk.headers["Authorization"] = auth
 end
 
+-- Extra headers (BENCH_HEADERS, one "name: value" a line: CloudEvents' ce-* headers), and with
+-- BENCH_UNIQUE set, "%ID%" in the body and in header values replaced by an id of its own for each
+-- request (idempotency keys, CloudEvents ids: no request a duplicate of another).
+local extra = os.getenv("BENCH_HEADERS") or ""
+for name, value in extra:gmatch("([^:\n]+):%s*([^\n]*)") do
+  wrk.headers[name] = value
+end
+if os.getenv("BENCH_UNIQUE") and os.getenv("BENCH_UNIQUE") ~= "" then
+  local template, counter = wrk.body, 0
+  local templated = {}
+  for name, value in pairs(wrk.headers) do
+    if value:find("%%ID%%") then
+      templated[name] = value
+    end
+  end
+  function request()
+    counter = counter + 1
+    -- the thread's own Lua state: its address tells the threads apart
+    local id = os.getenv("BENCH_UNIQUE") .. tostring(templated):sub(8) .. "-" .. counter
+    for name, value in pairs(templated) do
+      wrk.headers[name] = value:gsub("%%ID%%", id)
+    end
+    return wrk.format(nil, nil, nil, (template:gsub("%%ID%%", id)))
+  end
+end
+
 -- A pause after each response, per connection (BENCH_DELAY_MS): a steady offered load below
 -- saturation, the same for the runs compared (wrk's delay() hook).
 local delay_ms = tonumber(os.getenv("BENCH_DELAY_MS") or "0") or 0

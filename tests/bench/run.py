@@ -40,6 +40,15 @@ from tests.bench.batch_bench import CONNECTIONS as BATCH_CONNECTIONS
 from tests.bench.batch_bench import batch_figures, raw_producer_rate, render_batch, write_batch_body
 from tests.bench.control_bench import render_control, run_control_section
 from tests.bench.federation_micro import render_federation, section_federation
+from tests.bench.formats_bench import (
+    BATCH_RUNS,
+    RUNS,
+    formats_figures,
+    lua_env,
+    render_formats,
+    write_alertmanager_body,
+    write_small_batch_body,
+)
 from tests.bench.iam_micro import render_iam, section_iam
 from tests.bench.memory_bench import render_memory, run_memory_section
 from tests.bench.recovery_bench import render_recovery, run_recovery_section
@@ -245,14 +254,17 @@ def run_wrk(
     body_file: Path | None = None,
     connections: int | None = None,
     delay_ms: float = 0,
+    lua_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One wrk process; CPU% of wrk and of every watched pid over its lifetime. ``body_file``: post
     that file's content instead of BODY (a batch); ``delay_ms``: each connection pauses that long
-    after each response (a steady load below saturation)."""
+    after each response (a steady load below saturation); ``lua_env``: more of publish.lua's settings
+    (BENCH_BODY, BENCH_HEADERS, BENCH_UNIQUE)."""
     args = bench.args
     opts = f"-t {args.threads} -c {connections or args.connections} -d {duration:g}s --latency --timeout 10s -s {LUA}"
     cmd = [ensure_wrk(), *opts.split(), url]
     env = {**os.environ, "BENCH_BODY": BODY, "BENCH_AUTHORIZATION": authorization, "BENCH_DELAY_MS": f"{delay_ms:g}"}
+    env.update(lua_env or {})
     if body_file is not None:
         env["BENCH_BODY_FILE"] = str(body_file)
     before = {name: cpu_seconds(pid) for name, pid in watch.items()}
@@ -304,12 +316,13 @@ def measure(
     body_file: Path | None = None,
     connections: int | None = None,
     delay_ms: float = 0,
+    lua_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     args = bench.args
     progress(f"{name}: warm-up {args.warmup:g}s ({connections or args.connections} connections, {args.threads} thread)")
-    warm = run_wrk(bench, url, authorization, args.warmup, watch, body_file, connections, delay_ms)
+    warm = run_wrk(bench, url, authorization, args.warmup, watch, body_file, connections, delay_ms, lua_env)
     progress(f"{name}: measuring {args.duration:g}s")
-    figures = run_wrk(bench, url, authorization, args.duration, watch, body_file, connections, delay_ms)
+    figures = run_wrk(bench, url, authorization, args.duration, watch, body_file, connections, delay_ms, lua_env)
     figures.update(
         warmup_errors=warm["errors"],
         warmup_requests=warm.get("requests", 0),
@@ -899,6 +912,58 @@ def render_tracing(fig: dict[str, Any]) -> list[str]:
 
 
 SECTIONS.append(Section("tracing", section_tracing, render_tracing))
+
+
+def section_formats(bench: Bench) -> dict[str, Any]:
+    """CloudEvents binary mode beside the native publish, the Alertmanager receiver beside the batch
+    publish (tests/bench/formats_bench.py), on the stack the publish section uses, another topic."""
+    ensure_wrk()
+    stack = bench.stack()
+    with stack.client() as client:
+        resp = client.post("workflow_topics", json={"key": "bench-formats"})
+        if resp.status_code not in (200, 201):
+            raise BenchError(f"creating the workflow topic failed: {resp.status_code} {resp.text}")
+    authorization = f"Bearer {stack.credentials['access_token']}"
+    org_url = f"{stack.base_url}/v1/organizations/{stack.org}"
+    publish_url = f"{org_url}/workflow_topics/bench-formats/publish"
+    for kind in ("native", "cloudevents"):  # each kind accepted once before it is measured
+        env = lua_env(kind)
+        extra = dict(line.split(": ", 1) for line in env.get("BENCH_HEADERS", "").splitlines())
+        body = env["BENCH_BODY"].replace("%ID%", f"check-{kind}")
+        check = httpx.post(
+            publish_url,
+            content=body,
+            headers={**headers(authorization), **{k: v.replace("%ID%", "check") for k, v in extra.items()}},
+            timeout=30,
+        )
+        if check.status_code != 202:
+            raise BenchError(f"the {kind} check publish answered {check.status_code} {check.text}")
+    assert stack.api is not None
+    watch: Watch = {"server": stack.api.pid, "api": stack.api.pid, "worker": stack.workers[0].pid}
+    watch["broker"] = bench.kafka().pid
+    runs = []
+    for i, kind in enumerate(RUNS):
+        run = measure(bench, f"{kind} ({i + 1}/{len(RUNS)})", publish_url, authorization, watch, lua_env=lua_env(kind))
+        runs.append({**run, "kind": kind})
+    bodies = {
+        "batch": (f"{publish_url}:batch", write_small_batch_body(bench.work_dir / "formats-batch.json")),
+        "alertmanager": (
+            f"{org_url}/integrations/alertmanager/bench-formats",
+            write_alertmanager_body(bench.work_dir / "formats-alertmanager.json"),
+        ),
+    }
+    batch_runs = []
+    for i, kind in enumerate(BATCH_RUNS):
+        url, body_file = bodies[kind]
+        name = f"{kind} ({i + 1}/{len(BATCH_RUNS)})"
+        run = measure(bench, name, url, authorization, watch, body_file, BATCH_CONNECTIONS)
+        batch_runs.append({**run, "kind": kind})
+    return formats_figures(runs, batch_runs)
+
+
+# After publish (its stack, warmed up), before the sections that restart or load the machine otherwise.
+_AFTER_PUBLISH = SECTIONS.index(next(s for s in SECTIONS if s.name == "publish")) + 1
+SECTIONS.insert(_AFTER_PUBLISH, Section("formats", section_formats, render_formats))
 
 
 def section_recovery(bench: Bench) -> dict[str, Any]:
