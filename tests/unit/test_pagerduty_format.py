@@ -4,6 +4,7 @@ Events v2 truncates it, and every fault of an event is listed in Events v2's wor
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -88,3 +89,15 @@ def test_refused_publish_fields_are_named_by_the_event_fields_behind_them() -> N
     assert pd.event_field("event_control.partition_key") == "dedup_key"
     assert pd.event_field("event.name") == "payload.summary"
     assert pd.event_field("") == ""
+
+
+def test_details_nested_past_what_json_encoders_take_are_refused_not_crashed() -> None:
+    deep: Any = 1
+    for _ in range(300):
+        deep = {"d": deep}
+    payload = {"summary": "s", "source": "x", "severity": "info", "custom_details": deep}
+    body = json.dumps({"routing_key": "tpk_k", "event_action": "trigger", "payload": payload}).encode()
+    event = pd.parse_event(body)  # orjson reads 300 levels, but writes at most 255
+    with pytest.raises(pd.InvalidEvent) as refused:
+        pd.publish_request(event, "k")
+    assert refused.value.errors == ["'payload.custom_details' is nested too deeply"]

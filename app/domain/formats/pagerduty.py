@@ -132,7 +132,10 @@ def publish_request(event: EnqueueEvent, dedup_key: str) -> bytes:
     if event.action != "trigger":
         control["action"] = event.action
     data = {**event.data, "dedup_key": dedup_key}
-    return orjson.dumps({"status": "ACTUAL", "event": info, "data": data, "event_control": control})
+    try:
+        return orjson.dumps({"status": "ACTUAL", "event": info, "data": data, "event_control": control})
+    except TypeError:  # orjson: deeper than it encodes (far past the publish's own limit)
+        raise InvalidEvent(["'payload.custom_details' is nested too deeply"]) from None
 
 
 _NATIVE_TO_EVENT = (
