@@ -30,7 +30,9 @@ SECURITY_HEADERS = {
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",  # one-time tokens travel in the query of e-mailed links
+    # one-time tokens travel in the query of e-mailed links: never to another site; not "no-referrer",
+    # with which browsers send "Origin: null" on a form and the sign-in forms could not check theirs
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
