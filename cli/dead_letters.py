@@ -11,8 +11,8 @@ from typing import IO, Any
 import httpx
 import orjson
 
-from cli.http import api_client, check, refusal
 from cli.profile import Target
+from cli.remote_api import api_client, check, refusal
 
 COLUMNS = ("id", "kind", "status", "attempts", "replays", "event_id", "target", "last_error", "updated_at")
 

@@ -8,8 +8,8 @@ from typing import IO, Any
 
 import orjson
 
-from cli.http import api_client, check
 from cli.profile import Target
+from cli.remote_api import api_client, check
 
 
 def _step_line(step: dict[str, Any]) -> str:

@@ -23,8 +23,8 @@ from typing import IO, Any
 import httpx
 import orjson
 
-from cli.http import api_client, check, refusal
 from cli.profile import Target
+from cli.remote_api import api_client, check, refusal
 
 RETRIES = 5
 MAX_BATCH_BYTES = 1024 * 1024  # well under the server's batch limit (TOCSIN_MAX_PUBLISH_BATCH_BYTES, 4 MiB)
