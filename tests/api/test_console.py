@@ -5,11 +5,14 @@ CSRF token, a viewer acting, another organization's incident, a sign-in form sen
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 import httpx
+import pyotp
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -193,3 +196,72 @@ def test_signout_ends_the_session(stack: Stack) -> None:
         assert c.post("/signout", data={"csrf_token": "forged"}).status_code == 403
         assert c.post("/signout", data={"csrf_token": token}).status_code == 303
         assert c.get("/incidents").status_code == 303
+
+
+def _field(html: str, name: str) -> str:
+    found = re.search(rf'name="{name}" value="([^"]*)"', html)
+    assert found, f"no {name} in the page"
+    return found.group(1)
+
+
+def _secret(html: str) -> str:
+    found = re.search(r"<code data-totp-secret>([A-Z2-7]+)</code>", html)
+    assert found, "no TOTP secret in the page"
+    return found.group(1)
+
+
+def test_a_newcomer_signs_in_with_the_bootstraps_link(stack: Stack) -> None:
+    """``tocsin bootstrap``'s owner_signin_link: choose a password, then sign in as the owner."""
+    link = urlsplit(stack.credentials["owner_signin_link"])
+    assert link.path == "/console/invitation"
+    with console(stack) as c:
+        page = c.get(f"{stack.base_url}{link.path}?{link.query}")
+        assert page.status_code == 200 and "Choose a password" in page.text
+        token = _field(page.text, "token")
+        short = c.post("/invitation", data={"token": token, "new_password": "short"})
+        assert short.status_code == 422
+        done = c.post("/invitation", data={"token": token, "new_password": PASSWORD})
+        assert done.status_code == 200 and "The password is saved" in done.text
+        assert f'value="{stack.org}"' in done.text
+        again = c.post("/invitation", data={"token": token, "new_password": PASSWORD})
+        assert again.status_code == 401  # the link works once
+        owner_email = stack.credentials["owner_email"]
+        r = c.post("/signin/password", data={"organization_id": stack.org, "email": owner_email, "password": PASSWORD})
+        assert r.status_code == 303 and r.headers["location"] == "/console/incidents"
+
+
+def test_the_account_page_sets_up_totp_with_the_csrf_token(stack: Stack) -> None:
+    with closing(signed_in(stack, person(stack, "viewer"))) as c:
+        account = c.get("/account").text
+        token = csrf_of(account)
+        assert c.post("/account/totp", data={"csrf_token": ""}).status_code == 403
+        start = c.post("/account/totp", data={"csrf_token": token})
+        assert start.status_code == 200 and "<svg" in start.text
+        code = pyotp.TOTP(_secret(start.text)).now()
+        done = c.post("/account/totp/confirm", data={"csrf_token": token, "code": code})
+        assert done.status_code == 200 and len(re.findall(r"<li><code>", done.text)) == 10
+        assert "An authenticator app is set up." in c.get("/account").text
+
+
+def test_enforce_mfa_leads_through_the_totp_enrolment_page(stack: Stack) -> None:
+    """Last in the module: enforce_mfa ends the module's password-only sessions."""
+    who = person(stack, "viewer")
+    with stack.client() as api:
+        assert api.put("/iam/authentication_policy", json={"enforce_mfa": True}).status_code == 200
+    try:
+        with console(stack) as c:
+            data = {"organization_id": stack.org, "email": who.email, "password": PASSWORD}
+            enrol = c.post("/signin/password", data=data)
+            assert enrol.status_code == 200 and "Set up a second factor" in enrol.text
+            assert "tocsin_session" not in enrol.headers.get("set-cookie", "")
+            assert 'data-webauthn="enrol"' in enrol.text  # the key, offered to the script
+            challenge, secret = _field(enrol.text, "challenge"), _secret(enrol.text)
+            wrong = c.post("/signin/enrol_totp", data={"challenge": challenge, "code": "000000"})
+            assert wrong.status_code == 401
+            code = pyotp.TOTP(secret).now()
+            done = c.post("/signin/enrol_totp", data={"challenge": challenge, "code": code, "next": "/console/topics"})
+            assert done.status_code == 200 and "Recovery codes" in done.text and 'href="/console/topics"' in done.text
+            assert any(h.startswith("tocsin_session=") for h in done.headers.get_list("set-cookie"))
+    finally:
+        with stack.client() as api:
+            api.put("/iam/authentication_policy", json={})
