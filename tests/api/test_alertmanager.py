@@ -5,13 +5,11 @@ notification stores nothing and names the webhook's field."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from devstack.kafka import LocalKafka
 from tests.api.test_publish_batch import stored
 from tests.support.stack import Stack
 
@@ -19,14 +17,12 @@ pytestmark = pytest.mark.kafka
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("alertmanager"), kafka.bootstrap)
-    stack.bootstrap()
-    stack.start_api()
+def api(ingress_api: Stack) -> Stack:
+    """The shared ingress API (tests/api/conftest.py) with this module's topics."""
+    stack = ingress_api
     with stack.client() as client:
         assert client.post("/workflow_topics", json={"key": "alerts"}).status_code == 201
-    yield stack
-    stack.stop()
+    return stack
 
 
 def alert(fingerprint: str, status: str = "firing", **labels: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ event is the publish request its attributes map to (docs/api.md, CloudEvents); a
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -18,7 +17,6 @@ import pytest
 from cloudevents.core.bindings import http as ce_http
 from cloudevents.core.v1.event import CloudEvent
 
-from devstack.kafka import LocalKafka
 from tests.api.test_publish_batch import stored
 from tests.support.stack import Stack
 
@@ -29,12 +27,10 @@ BATCH = "application/cloudevents-batch+json"
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("cloudevents"), kafka.bootstrap)
-    stack.bootstrap()
-    stack.start_api()
-    yield stack
-    stack.stop()
+def api(ingress_api: Stack) -> Stack:
+    """The shared ingress API (tests/api/conftest.py) with this module's topics."""
+    stack = ingress_api
+    return stack
 
 
 def new_topic(stack: Stack, profile: dict[str, Any] | None = None) -> str:

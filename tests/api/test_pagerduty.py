@@ -16,7 +16,6 @@ import orjson
 import pytest
 
 from app.domain.iam.tokens import INTEGRATION_KEY_PREFIX, generate_token
-from devstack.kafka import LocalKafka
 from tests.api.test_publish_batch import stored
 from tests.support.stack import Stack
 
@@ -27,18 +26,16 @@ KEY_PERMISSION = "organization.workflow_topic.integration_key"
 
 
 @pytest.fixture(scope="module")
-def api(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("pagerduty"), kafka.bootstrap)
-    stack.bootstrap()
-    stack.start_api()
+def api(ingress_api: Stack) -> Stack:
+    """The shared ingress API (tests/api/conftest.py) with this module's topics."""
+    stack = ingress_api
     with stack.client() as client:
         for key in ("pd", "pd-metric"):
             body: dict[str, Any] = {"key": key}
             if key == "pd-metric":
                 body["control_policy_profile"] = {"type": "METRIC", "rules": [{"metric_name": "x", "threshold": 1}]}
             assert client.post("/workflow_topics", json=body).status_code == 201
-    yield stack
-    stack.stop()
+    return stack
 
 
 def new_key(stack: Stack, topic: str = "pd", token: str | None = None) -> dict[str, Any]:
