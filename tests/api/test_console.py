@@ -9,6 +9,8 @@ import re
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from email import message_from_bytes
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -18,18 +20,29 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.shared.ids import new_id
 from app.store.models import Incident
-from devstack.kafka import LocalKafka
+from devstack.kafka import LocalKafka, free_port
+from devstack.smtp_sink import SmtpSink
 from tests.support.console import PASSWORD, console, csrf_of, person, signed_in
 from tests.support.db import in_db
-from tests.support.stack import Stack
+from tests.support.stack import Stack, wait_for
 
 pytestmark = pytest.mark.kafka
 
 
 @pytest.fixture(scope="module")
-def stack(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def mail_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    directory = tmp_path_factory.mktemp("mail")
+    port = free_port()
+    sink = SmtpSink(directory, "127.0.0.1", port)
+    sink.start()
+    yield directory, port
+    sink.stop()
+
+
+@pytest.fixture(scope="module")
+def stack(kafka: LocalKafka, tmp_path_factory: pytest.TempPathFactory, mail_dir: tuple[Path, int]) -> Iterator[Stack]:
     """One API for the module (the console reads the database; no worker is needed here)."""
-    s = Stack(tmp_path_factory.mktemp("console"), kafka.bootstrap)
+    s = Stack(tmp_path_factory.mktemp("console"), kafka.bootstrap, extra_env={"TOCSIN_SMTP_PORT": str(mail_dir[1])})
     s.bootstrap()
     s.start_api()
     yield s
@@ -241,6 +254,38 @@ def test_the_account_page_sets_up_totp_with_the_csrf_token(stack: Stack) -> None
         done = c.post("/account/totp/confirm", data={"csrf_token": token, "code": code})
         assert done.status_code == 200 and len(re.findall(r"<li><code>", done.text)) == 10
         assert "An authenticator app is set up." in c.get("/account").text
+
+
+def _mailed_link(directory: Path, to: str, path: str) -> str | None:
+    for eml in sorted(directory.glob("*.eml")):
+        message = message_from_bytes(eml.read_bytes())
+        if to in message["To"]:
+            body = message.get_payload(decode=True).decode()  # type: ignore[union-attr]
+            return next((w for w in body.split() if path in w), None)
+    return None
+
+
+def test_password_reset_by_the_consoles_forms(stack: Stack, mail_dir: tuple[Path, int]) -> None:
+    who = person(stack, "viewer")
+    with stack.client() as api:
+        assert api.put("/iam/authentication_policy", json={"password_self_reset_enabled": True}).status_code == 200
+    try:
+        with console(stack) as c:
+            assert "Forgot the password?" in c.get("/signin", params={"org": stack.org}).text
+            sent = c.post("/signin/password_reset", data={"organization_id": stack.org, "email": who.email})
+            assert sent.status_code == 200 and "an e-mail is on its way" in sent.text
+            link = wait_for(lambda: _mailed_link(mail_dir[0], who.email, "/console/password_reset?token="), 30, "mail")
+            page = c.get(link)
+            assert page.status_code == 200 and "Choose a password" in page.text
+            new = "a brand new passphrase here"
+            done = c.post("/password_reset", data={"token": _field(page.text, "token"), "new_password": new})
+            assert done.status_code == 200 and "The password is saved" in done.text
+            signin = {"organization_id": stack.org, "email": who.email}
+            assert c.post("/signin/password", data={**signin, "password": PASSWORD}).status_code == 401
+            assert c.post("/signin/password", data={**signin, "password": new}).status_code == 303
+    finally:
+        with stack.client() as api:
+            api.put("/iam/authentication_policy", json={})
 
 
 def test_enforce_mfa_leads_through_the_totp_enrolment_page(stack: Stack) -> None:
