@@ -1,7 +1,8 @@
 """End to end with the real Prometheus Alertmanager (Debian's ``prometheus-alertmanager``, installed
 by scripts/system-deps.sh): an alert posted to Alertmanager's own API reaches Tocsin through its
 webhook receiver (bearer token in ``http_config.authorization``) and opens an incident; the same
-alert posted again as ended reaches it as a resolve and the incident is RESOLVED."""
+alert posted again as ended reaches it as a resolve and the incident is RESOLVED; a resolved alert
+naming nothing open is accepted, changes nothing and says so in its trace."""
 
 from __future__ import annotations
 
@@ -153,4 +154,17 @@ def test_an_alert_opens_an_incident_and_its_resolve_resolves_it(
             60,
             "the alert's incident RESOLVED",
         )
+        # a resolved alert naming nothing open (as a receiver added after the alert fired sees it):
+        # accepted, nothing changes, its trace says so
+        never = {"status": "resolved", "fingerprint": "0123456789abcdef", "labels": labels, "annotations": {}}
+        r = client.post("/integrations/alertmanager/alerts", json={"version": "4", "alerts": [never]})
+        assert r.status_code == 202, r.text
+        [event_id] = r.json()["ids"]
+
+        def outcome() -> str | None:
+            steps = client.get(f"/events/{event_id}").json().get("steps", [])
+            found = [s["outcome"] for s in steps if s.get("step", "").startswith("action:") and "outcome" in s]
+            return found[0] if found else None
+
+        assert wait_for(outcome, 60, "the resolve's trace") == "nothing open to resolve"
         assert len(all_incidents(client)) == 1
