@@ -19,6 +19,8 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── InvalidFilter (app/domain/workflows/filters/validation.py, also ValueError): a filter the topic's fields refuse
  ├── ExchangeFailure (app/identity/exchange.py): a refused token exchange, answered in the RFC 6749 §5.2 form
  ├── SigningKeyError (app/identity/signing_keys.py): no usable token signing key; stops the process at start
+ ├── CeremonyFailed (app/identity/webauthn_ceremony.py): a WebAuthn answer that does not verify
+ │    └── SignCountRegressed (app/identity/webauthn_ceremony.py): its sign counter did not grow (a cloned key, a replay)
  ├── FetchRefused (app/net/errors.py) [422 VAL-001] retriable: an outbound fetch (discovery, JWKS) failed
  │    └── TargetRefused (app/net/errors.py) [422 VAL-001]: the target itself is refused (scheme, address)
  ├── BrokerNotReady (app/kafka/topics.py, also KafkaError) retriable: the cluster cannot create the topics yet

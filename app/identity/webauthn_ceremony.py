@@ -37,13 +37,14 @@ from webauthn.helpers.structs import (
 )
 
 from app.domain.iam.webauthn_counter import sign_count_accepted
+from app.errors import TocsinError
 
 RP_NAME = "Tocsin"
 _LOOPBACK_ADDRESSES = ("127.0.0.1", "::1")
 TIMEOUT_MS = 120_000
 
 
-class CeremonyFailed(Exception):
+class CeremonyFailed(TocsinError):
     """The authenticator's answer does not verify (wrong challenge, origin, RP id, signature, shape)."""
 
 
