@@ -94,8 +94,11 @@ _UNSPECIFIED_HOSTS = ("", "0.0.0.0", "::")
 
 def process_env(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
     """The API's and the worker's environment: ``environ``, this run's data directory, and its public
-    URL (TOCSIN_PUBLIC_URL, which they require): the one set, else the API's loopback address."""
-    host = "127.0.0.1" if settings.api_host in _UNSPECIFIED_HOSTS else settings.api_host
+    URL (TOCSIN_PUBLIC_URL, which they require): the one set, else the API's loopback address, by the
+    name ``localhost`` when it listens on 127.0.0.1 or everywhere: the address the run prints for the
+    console (cli/bootstrap.py), so the links the API e-mails and its session cookie are on the host
+    the browser opened, and a browser takes it as a WebAuthn relying party (an IP address it refuses)."""
+    host = "localhost" if settings.api_host in (*_UNSPECIFIED_HOSTS, "127.0.0.1") else settings.api_host
     loopback = f"http://{f'[{host}]' if ':' in host else host}:{settings.api_port}"
     return {
         **environ,

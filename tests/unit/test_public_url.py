@@ -79,10 +79,16 @@ def test_a_public_url_that_is_not_an_http_url_is_refused_naming_the_setting(valu
 
 
 def test_tocsin_run_gives_its_processes_a_loopback_public_url() -> None:
+    from cli.bootstrap import console_base
     from cli.run import process_env
 
-    assert process_env(Settings(api_port=8123), {})["TOCSIN_PUBLIC_URL"] == "http://127.0.0.1:8123"
-    assert process_env(Settings(api_host="0.0.0.0"), {})["TOCSIN_PUBLIC_URL"] == "http://127.0.0.1:8080"
+    # by the name the run prints the console at: links e-mailed by the API, the session cookie and
+    # WebAuthn's relying party are on the host the browser opened (a browser refuses an IP as RP id)
+    assert process_env(Settings(api_port=8123), {})["TOCSIN_PUBLIC_URL"] == "http://localhost:8123"
+    assert process_env(Settings(api_host="0.0.0.0"), {})["TOCSIN_PUBLIC_URL"] == "http://localhost:8080"
+    assert process_env(Settings(api_host="127.0.0.1"), {})["TOCSIN_PUBLIC_URL"] == "http://localhost:8080"
+    assert process_env(Settings(api_host="10.1.2.3"), {})["TOCSIN_PUBLIC_URL"] == "http://10.1.2.3:8080"
+    assert process_env(Settings(), {})["TOCSIN_PUBLIC_URL"] == f"{console_base(Settings())}"
     mine = Settings(public_url="https://tocsin.example.com")
     assert process_env(mine, {"TOCSIN_PUBLIC_URL": "https://tocsin.example.com"})["TOCSIN_PUBLIC_URL"] == (
         "https://tocsin.example.com"
