@@ -106,6 +106,8 @@ def test_an_operators_key_file_that_is_missing_is_an_error_not_a_new_key(tmp_pat
         ("token_previous_keys", f"{generate_key()},{PLACEHOLDER}", "PREVIOUS_KEYS: key 2 is the development"),
         ("token_previous_keys", "short", "TOCSIN_TOKEN_PREVIOUS_KEYS: key 1 is shorter than 32"),
     ],
+    # ids without the random key: make test's two processes must collect the same tests
+    ids=["placeholder", "short", "previous-placeholder", "previous-short"],
 )
 def test_a_public_or_short_key_in_the_environment_is_refused_at_start(
     tmp_path: Path, setting: str, value: str, message: str
