@@ -102,9 +102,18 @@ class _Publish:
     gave_up: bool = False  # answered 503 (or its request went away) before its transaction's commit
 
 
+def sender_task(producer: object) -> asyncio.Task[None] | None:
+    """The task of an aiokafka producer's sender (None: not started). aiokafka ends it after some
+    broker failures and never restarts it: the producer is dead then. Read through ``getattr``, the
+    one place the API reaches into aiokafka (its producer is the API's own, not Faust's: ``tables/``,
+    where every other aiokafka internal is, is out of the API's reach)."""
+    task: asyncio.Task[None] | None = getattr(getattr(producer, "_sender", None), "sender_task", None)
+    return task
+
+
 def _sender_dead(producer: TransactionalProducer) -> bool:
-    task = getattr(getattr(producer, "_sender", None), "sender_task", None)
-    return task is not None and bool(task.done())
+    task = sender_task(producer)
+    return task is not None and task.done()
 
 
 @dataclass

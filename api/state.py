@@ -11,12 +11,11 @@ from functools import cached_property
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import InvalidProducerEpoch, OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId
-from aiokafka.producer import sender as aiokafka_sender
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from api.publisher import TransactionalPublisher
+from api.publisher import TransactionalPublisher, sender_task
 from app.caches import TTLCache
 from app.domain.events.limits import ConfigLimits, PublishLimits
 from app.domain.iam.principal import Principal
@@ -57,12 +56,6 @@ def new_producer(settings: Settings) -> AIOKafkaProducer:
         retry_backoff_ms=100,
         partitioner=KeyPartitioner(),
     )
-
-
-# aiokafka retries an AddPartitionsToTxn refused with CONCURRENT_TRANSACTIONS (the previous
-# transaction's markers are still being written, KAFKA-5477) after 20 ms; the broker needs about a
-# millisecond here, and a publish would wait those 20 ms about every other transaction.
-aiokafka_sender.BACKOFF_OVERRIDE = 0.002
 
 
 def new_transactional_producer(settings: Settings, lane: int = 0) -> AIOKafkaProducer:
@@ -139,8 +132,7 @@ class ApiState:
         """
         if used is not self.producer:
             return  # another request renewed it meanwhile
-        sender = getattr(used, "_sender", None)
-        task = getattr(sender, "sender_task", None)
+        task = sender_task(used)
         dead = task is not None and task.done()
         if not dead and not isinstance(failure, PRODUCER_FATAL):
             return

@@ -21,8 +21,11 @@ def cmd_api(settings: Settings) -> None:
     from app.kafka.topics import ensure_topics_when_reachable
     from app.observability import tracing
     from app.observability.logthrottle import throttle_library_logs
+    from tables.aiokafka_patches import short_transaction_retry
+    from tables.kafka_access import check_access
 
     throttle_library_logs()
+    short_transaction_retry()  # aiokafka's transactional producer: 2 ms, not 20, before a retry
     # nothing without an OTLP endpoint
     tracing.setup(
         settings.otlp_endpoint, settings.trace_sample_ratio, "api", trust_callers=settings.trace_trust_callers
@@ -30,7 +33,7 @@ def cmd_api(settings: Settings) -> None:
     app = create_app(settings, signing_keys(settings))  # a bad key stops here, before anything starts
     # Wait for the broker before uvicorn installs its signal handlers: during its lifespan
     # startup uvicorn only notes a SIGTERM, so a wait there could not be stopped.
-    asyncio.run(ensure_topics_when_reachable(settings))
+    asyncio.run(ensure_topics_when_reachable(settings, check_access))
     uvicorn.run(
         app,
         host=settings.api_host,

@@ -18,10 +18,11 @@ async def kafka_check(settings: Settings) -> dict[str, Any]:
 
     from app.kafka.security import client_args, start_client
     from app.kafka.topics import topic_specs
+    from tables.kafka_access import check_access
 
     admin = AIOKafkaAdminClient(**client_args(settings), request_timeout_ms=10000, client_id="tocsin-kafka-check")
     try:
-        await start_client(admin, settings)
+        await start_client(admin, settings, check_access)
         cluster = await admin.describe_cluster()
         existing = set(await admin.list_topics())
     finally:

@@ -31,16 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
-from aiokafka.client import AIOKafkaClient
-from aiokafka.errors import KafkaError, TopicAlreadyExistsError, UnknownTopicOrPartitionError, for_code
-from aiokafka.protocol.admin import DescribeGroupsRequest_v0, DescribeGroupsRequest_v1, DescribeGroupsRequest_v2
-from aiokafka.protocol.api import Request
+from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 from app.errors import TocsinError
 from app.kafka import topics
@@ -49,21 +45,15 @@ from app.kafka.security import client_args, start_client
 from app.settings import Settings
 from cli.common import say
 from tables.codecs import (
-    PROGRESS_KEY,
     UnreadableValue,
     dump_control,
     dump_key,
     is_progress_key,
     load_control,
     load_key,
-    load_progress,
 )
-
-# Source topics the worker's consumer group reads: each must be drained (the changelogs are read by
-# recovery, not by the group; the retry topics by their own group, and their records carry no
-# state, so a waiting retry goes on from its partition whatever the count).
-DRAINED = tuple(t for t in topics.KEYED if t not in topics.CHANGELOGS)
-T = TypeVar("T")
+from tables.drain import Pending, members, pending, read_partition
+from tables.kafka_access import check_access
 
 
 class Refused(TocsinError):
@@ -98,53 +88,8 @@ def relocated(changelog: str, value: bytes) -> bytes:
 
 async def _admin(settings: Settings) -> AIOKafkaAdminClient:
     admin = AIOKafkaAdminClient(**client_args(settings), request_timeout_ms=30000)
-    await start_client(admin, settings)  # a refused login or certificate: one line (cli/main.py)
+    await start_client(admin, settings, check_access)  # a refused login or certificate: one line (cli/main.py)
     return admin
-
-
-class _DescribeGroups(Request[DescribeGroupsRequest_v0 | DescribeGroupsRequest_v1 | DescribeGroupsRequest_v2]):  # type: ignore[misc]
-    """DescribeGroups up to v2: aiokafka 0.14.0 pairs its v3 request with the v2 response schema, so
-    ``AIOKafkaAdminClient.describe_consumer_groups`` fails on a current broker ("Buffer underrun")."""
-
-    API_KEY = 15
-
-    def __init__(self, groups: list[str]) -> None:
-        self.groups = groups
-
-    def build(self, request_struct_class: Any) -> Any:
-        return request_struct_class(self.groups)
-
-
-async def _retrying(call: Callable[[], Awaitable[T]]) -> T:
-    """``call()``, again while the broker answers with a retriable error for up to 30 s (a cluster
-    whose offsets topic is still being created has no group coordinator yet)."""
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            return await call()
-        except KafkaError as exc:
-            if not exc.retriable or time.monotonic() > deadline:
-                raise
-        await asyncio.sleep(0.5)
-
-
-async def members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -> tuple[str, int]:
-    """``(state, members)`` of a consumer group (``Dead``, 0 for one that never existed)."""
-    return await _retrying(lambda: _members(admin, settings, group))
-
-
-async def _members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -> tuple[str, int]:
-    node = await admin.find_coordinator(group)
-    client = AIOKafkaClient(**client_args(settings), request_timeout_ms=30000)
-    await client.bootstrap()
-    try:
-        response = await client.send(node, _DescribeGroups([group]))
-    finally:
-        await client.close()
-    (described,) = response.to_object()["groups"]
-    if described["error_code"]:
-        raise for_code(described["error_code"])(f"cannot describe the consumer group {group}")
-    return described["state"], len(described["members"])
 
 
 async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
@@ -159,113 +104,6 @@ async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
             f"workers are running: consumer groups {', '.join(busy)}; stop every worker of TOCSIN_WORKER_ID="
             f"{settings.worker_id} first (a killed one leaves its group after the 10 s session timeout)"
         )
-
-
-# The topics whose agents keep the next offset to apply in their table (streams/progress.py): that,
-# not the group's committed offset, says what was applied (Faust may commit past it).
-TABLE_SOURCES = ((topics.PUBLISH, topics.CONTROL_CHANGELOG), (topics.IDEMPOTENCY, topics.IDEMPOTENCY_CHANGELOG))
-READ_TIMEOUT_S = 30.0  # reading the offsets left to their end: what is not read by then counts as unapplied
-
-
-async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, int]:
-    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply, as
-    its table's progress key holds it in the changelog (absent: nothing applied there yet). The
-    commit markers owed that an older value also holds are not trusted (streams/progress.py): the
-    offsets after it are read instead."""
-    names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
-    counts = await topics.partition_counts(admin, names)
-    applied: dict[TopicPartition, int] = {}
-    if not any(counts.values()):  # no worker of this group ever ran: nothing applied anywhere
-        return applied  # (and aiokafka's consumer raises CancelledError when stopped right after its start)
-    consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        for source, changelog in TABLE_SOURCES:
-            name = topics.changelog_topic(settings, changelog)
-            for partition in range(counts.get(name, 0)):
-                found = await _read_partition(consumer, TopicPartition(name, partition), is_progress_key)
-                offset = load_progress(found.get(PROGRESS_KEY))
-                if offset is not None:
-                    applied[TopicPartition(settings.topic(source), partition)] = offset
-    finally:
-        await consumer.stop()
-    return applied
-
-
-@dataclass
-class Pending:
-    """What keeps the deployment from being drained, by ``topic[partition]``: the first offset of a
-    record the workers have not applied, and the partitions where a transaction is open (its
-    last stable offset, its end offset)."""
-
-    records: dict[str, int]
-    open_transactions: dict[str, tuple[int, int]]
-
-    def __bool__(self) -> bool:
-        return bool(self.records or self.open_transactions)
-
-
-async def pending(admin: AIOKafkaAdminClient, settings: Settings) -> Pending:
-    """What the workers have still to apply, on every topic they must have drained."""
-    names = [settings.topic(t) for t in DRAINED]
-    counts = await topics.partition_counts(admin, names)
-    committed = await _retrying(lambda: admin.list_consumer_group_offsets(settings.worker_id))
-    tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
-    applied = await applied_offsets(admin, settings)
-    tables = {settings.topic(source) for source, _ in TABLE_SOURCES}
-    result = Pending({}, {})
-    if not tps:
-        return result
-    everything = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
-    consumer = AIOKafkaConsumer(
-        **client_args(settings),
-        group_id=None,
-        enable_auto_commit=False,
-        isolation_level="read_committed",  # the worker's own view: aborted records are never consumed
-    )
-    await everything.start()
-    try:
-        high = await everything.end_offsets(tps)  # with an open transaction's records
-    finally:
-        await everything.stop()
-    await consumer.start()
-    try:
-        ends = await consumer.end_offsets(tps)  # the last stable offsets
-        starts = await consumer.beginning_offsets(tps)
-        behind = {}
-        for tp in tps:
-            where = f"{tp.topic}[{tp.partition}]"
-            if high[tp] > ends[tp]:
-                result.open_transactions[where] = (ends[tp], high[tp])
-            if tp.topic in tables:  # what the agent applied, whatever the group committed
-                start = applied.get(tp, 0)
-            else:
-                meta = committed.get(tp)
-                start = meta.offset if meta is not None and meta.offset >= 0 else 0
-            start = max(start, starts[tp])
-            if start < ends[tp]:
-                behind[tp] = start
-        # The offsets left may hold commit markers or aborted records only: read them, as the worker would.
-        if behind:
-            consumer.assign(list(behind))
-            for tp, offset in behind.items():
-                consumer.seek(tp, offset)
-            deadline = time.monotonic() + READ_TIMEOUT_S
-            while behind and time.monotonic() < deadline:
-                batches = await consumer.getmany(timeout_ms=1000, max_records=500)
-                for tp, records in batches.items():
-                    if records and tp in behind:
-                        result.records[f"{tp.topic}[{tp.partition}]"] = records[0].offset
-                        del behind[tp]
-                        consumer.pause(tp)
-                for tp in list(behind):
-                    if await consumer.position(tp) >= ends[tp]:
-                        del behind[tp]
-            for tp in behind:  # not read to its end in time: not known to be applied
-                result.records[f"{tp.topic}[{tp.partition}]"] = await consumer.position(tp)
-        return result
-    finally:
-        await consumer.stop()
 
 
 def _listed(found: Pending) -> str:
@@ -347,27 +185,6 @@ async def _all_led(admin: AIOKafkaAdminClient, names: list[str], count: int) -> 
     )
 
 
-async def _read_partition(
-    consumer: AIOKafkaConsumer, tp: TopicPartition, keep: Callable[[bytes], bool] = lambda _key: True
-) -> dict[bytes, bytes]:
-    """The live keys of one changelog partition (those ``keep`` accepts): the last value of each,
-    tombstones applied."""
-    consumer.assign([tp])
-    await consumer.seek_to_beginning(tp)
-    end = (await consumer.end_offsets([tp]))[tp]
-    live: dict[bytes, bytes] = {}
-    while await consumer.position(tp) < end:
-        batches = await consumer.getmany(tp, timeout_ms=1000, max_records=5000)
-        for record in batches.get(tp, []):
-            if record.offset >= end or not keep(record.key):
-                continue
-            if record.value is None:
-                live.pop(record.key, None)
-            else:
-                live[record.key] = record.value
-    return live
-
-
 async def relayout(
     settings: Settings, count: int, changelogs: list[str], progress: Callable[[str], None]
 ) -> dict[str, Moved]:
@@ -393,7 +210,7 @@ async def relayout(
             arrived: set[tuple[int, bytes]] = set()  # keys this run moved into a partition read later
             for partition in everything:
                 tp = TopicPartition(name, partition)
-                live = await _read_partition(consumer, tp)
+                live = await read_partition(consumer, tp)
                 moves = []
                 for key, value in live.items():
                     # the source partition's next offset stays with it; a key moved here is counted once

@@ -39,7 +39,7 @@ reads committed records only, so each transaction leaves an offset with no recor
 marker) in each partition it wrote, and an aborted one leaves its records and its abort marker
 unread. A seek back for each would cost a round trip per transaction. The fetcher sees those
 offsets go by (it skips the control and aborted batches) and records them
-(tables/offset_ranges.py, tables/faust_patches.py 8): a jump whose every offset the fetcher skipped
+(tables/offset_ranges.py, tables/aiokafka_patches.py, faust_patches.py 8): a jump whose every offset the fetcher skipped
 is passed at once. Nothing else is: a marker is written when its transaction commits, after
 whatever other producers appended meanwhile, so counting the markers a transaction owes (the rule
 before this one) passed a lost record that came between a transaction's last record and its marker.

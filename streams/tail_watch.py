@@ -2,7 +2,7 @@
 within seconds, whether or not another record arrives.
 
 The agents find a record that did not reach them by the record after it (streams/progress.py, the
-commit guard of tables/faust_patches.py). The last records before a quiet spell have no record after
+commit guard of tables/commit_guard.py). The last records before a quiet spell have no record after
 them: tried as an operator would (publishing ending while workers joined, were killed and
 restarted), accepted events stayed undecided for as long as their partition stayed quiet and the
 group stayed still. An alerting system is quiet most of the time, and the last event before a quiet

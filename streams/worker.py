@@ -16,6 +16,7 @@ from streams.resources import resources
 from streams.retry import RetryScheduler
 from streams.tail_watch import run_forever
 from streams.tails import tail_watch
+from tables.kafka_access import check_access
 
 AGENTS = (
     control.control,
@@ -65,7 +66,9 @@ def run_worker() -> None:
     Path(app.conf.datadir).mkdir(parents=True, exist_ok=True)
     throttle_library_logs()
     tracing.setup(settings.otlp_endpoint, settings.trace_sample_ratio, "worker")  # nothing when no OTLP endpoint is set
-    asyncio.run(ensure_topics_when_reachable(settings))  # the changelogs are named after this worker's group
+    asyncio.run(
+        ensure_topics_when_reachable(settings, check_access)
+    )  # the changelogs are named after this worker's group
     # Faust leaves logging as ``tocsin worker`` set it up (app/observability/logs.py: one format for
     # its lines and ours) instead of installing its own handler and format.
     worker = Worker(app, loglevel=settings.log_level, quiet=True, override_logging=False)

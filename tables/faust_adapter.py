@@ -24,7 +24,7 @@ from faust.types import TP
 
 from app.kafka.app import app, settings
 from app.observability.health import RecoveryProgress
-from tables import faust_patches, rocksdb_memory
+from tables import aiokafka_patches, faust_patches, rocksdb_memory
 from tables.codecs import PROGRESS_KEY, load_progress_state
 from tables.state import PartitionState
 
@@ -181,7 +181,7 @@ class FaustConsumer:
 
     def non_records_of(self, source: Any) -> Callable[[int, int, int], bool]:
         name = source.get_topic_name()
-        return lambda partition, start, end: faust_patches.non_records.covers((name, partition), start, end)
+        return lambda partition, start, end: aiokafka_patches.non_records.covers((name, partition), start, end)
 
     def lag(self) -> Iterable[tuple[Any, int]]:
         """``(tp, records not read yet)`` per assigned partition of the topics the agents consume:
@@ -249,7 +249,7 @@ class FaustTailView:
         return fetcher is not None and tp in getattr(fetcher, "_records", {})
 
     def non_records(self, topic: str, partition: int, start: int, end: int) -> bool:
-        return faust_patches.non_records.covers((topic, partition), start, end)
+        return aiokafka_patches.non_records.covers((topic, partition), start, end)
 
     def committed(self, topic: str, partition: int) -> int | None:
         """The consumer's committed offset (the next one to read after a restart), None if unknown."""

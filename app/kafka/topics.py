@@ -10,7 +10,7 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from app.domain.shared.retry_schedule import RetrySchedule
 from app.errors import TocsinError
-from app.kafka.security import client_args, start_client
+from app.kafka.security import AccessCheck, client_args, start_client
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -132,11 +132,11 @@ def mismatch_message(settings: Settings, counts: dict[str, int]) -> str | None:
     )
 
 
-async def ensure_topics(settings: Settings) -> None:
+async def ensure_topics(settings: Settings, check: AccessCheck) -> None:
     """Create missing topics with the configured partitions (idempotent); :class:`PartitionMismatch`
     when an existing keyed topic or changelog has another partition count."""
     admin = AIOKafkaAdminClient(**client_args(settings), request_timeout_ms=10000)
-    await start_client(admin, settings)  # a refused login or certificate: KafkaAccessError, not retried
+    await start_client(admin, settings, check)  # a refused login or certificate: KafkaAccessError, not retried
     try:
         existing = set(await admin.list_topics())
         counts = await partition_counts(admin, [t for t in keyed_topics(settings) if t in existing])
@@ -180,7 +180,7 @@ class BrokerNotReady(TocsinError, KafkaError):  # type: ignore[misc]  # aiokafka
 UNREACHABLE = (KafkaError, OSError, TimeoutError, AttributeError)
 
 
-async def ensure_topics_when_reachable(settings: Settings, max_delay: float = 30.0) -> None:
+async def ensure_topics_when_reachable(settings: Settings, check: AccessCheck, max_delay: float = 30.0) -> None:
     """:func:`ensure_topics`, waiting for the broker if it is not reachable yet: an API or a
     worker started before or during a broker outage waits (logging each retry) instead of exiting."""
     topic_specs(settings)  # a configuration error fails now, not after a wait
@@ -188,7 +188,7 @@ async def ensure_topics_when_reachable(settings: Settings, max_delay: float = 30
     attempt = 0
     while True:
         try:
-            await ensure_topics(settings)
+            await ensure_topics(settings, check)
             return
         except UNREACHABLE as exc:
             attempt += 1

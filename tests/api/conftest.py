@@ -10,6 +10,7 @@ import pytest
 from app.kafka.topics import ensure_topics
 from app.settings import Settings
 from devstack.kafka import LocalKafka
+from tables.kafka_access import check_access
 from tests.support.stack import Stack
 
 
@@ -17,7 +18,7 @@ from tests.support.stack import Stack
 async def fresh_topics(kafka: LocalKafka) -> Settings:
     """Settings naming topics of their own on the test broker, created."""
     settings = Settings(kafka_bootstrap=kafka.bootstrap, topic_prefix=f"p{uuid.uuid4().hex[:8]}.")
-    await ensure_topics(settings)
+    await ensure_topics(settings, check_access)
     return settings
 
 

@@ -122,10 +122,11 @@ if __name__ == "__main__":
     from app.kafka.app import settings
     from app.kafka.topics import ensure_topics
     from app.observability.logs import configure
+    from tables.kafka_access import check_access
 
     configure(settings.log_format, settings.log_level)  # the log set-up of `tocsin worker` (its cost included)
     os.makedirs(app.conf.datadir, exist_ok=True)
-    asyncio.run(ensure_topics(settings))
+    asyncio.run(ensure_topics(settings, check_access))
     worker = Worker(app, loglevel="info", quiet=True, override_logging=False)
     worker.spinner = None  # with a spinner Faust sets the root logger to DEBUG: every debug call costs
     worker.execute_from_commandline()

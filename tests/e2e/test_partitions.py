@@ -34,6 +34,7 @@ from app.settings import Settings
 from cli.partitions import PublishedDuringGrow, Refused, add_partitions, check_drained, create_marker, grow
 from devstack.kafka import LocalKafka
 from tables.codecs import PROGRESS_KEY, dump_progress
+from tables.kafka_access import check_access
 from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
 from tests.support.effects import listen
 from tests.support.scaling import METRIC_PROFILE, spec_decisions
@@ -226,7 +227,7 @@ async def test_a_publish_during_the_grow_is_reported(kafka: LocalKafka) -> None:
     settings = Settings(
         kafka_bootstrap=kafka.bootstrap, topic_prefix=f"g{tag}.", worker_id=f"w{tag}", publish_partitions=2
     )
-    await ensure_topics(settings)  # a deployment whose worker never ran: every topic empty
+    await ensure_topics(settings, check_access)  # a deployment whose worker never ran: every topic empty
     published: list[int] = []
 
     async def publish_one() -> None:
@@ -268,7 +269,7 @@ async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafk
     settings = Settings(
         kafka_bootstrap=kafka.bootstrap, topic_prefix=f"d{tag}.", worker_id=f"w{tag}", publish_partitions=1
     )
-    await ensure_topics(settings)
+    await ensure_topics(settings, check_access)
     publish_tp = TopicPartition(settings.topic("publish"), 0)
     admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap)
     api = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap, transactional_id=f"api-{tag}", enable_idempotence=True)

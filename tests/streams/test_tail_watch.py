@@ -1,5 +1,5 @@
 """The tail watch (streams/tail_watch.py) and what it stands on: the offsets the fetcher passed over
-(tables/offset_ranges.py, tables/faust_patches.note_skips)."""
+(tables/offset_ranges.py, tables/aiokafka_patches.note_skips)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from app.observability import metrics
 from streams.tail_watch import TailWatch, Watched
-from tables.faust_patches import non_records, note_skips
+from tables.aiokafka_patches import non_records, note_skips
 from tables.offset_ranges import OffsetRanges
 
 

@@ -1,7 +1,7 @@
 """The quiet-tail check, read from outside the workers: every source partition of a stack applied
 up to its last stable offset.
 
-It is the reading ``tocsin partitions`` does before a grow (cli/partitions.pending): on ``publish``
+It is the reading ``tocsin partitions`` does before a grow (tables/drain.pending): on ``publish``
 and ``idempotency`` what the control and idempotency agents stored as applied (their changelogs'
 progress keys), on the other topics the worker group's committed offsets; a partition behind its
 last stable offset passes only if the offsets in between hold no committed record (transaction
@@ -17,7 +17,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from app.kafka.security import client_args
 from app.settings import Settings
-from cli.partitions import pending
+from tables.drain import pending
 from tests.support.stack import Stack, wait_for
 
 

@@ -1,4 +1,4 @@
-"""The worker's corrections to Faust's commits (tables/faust_patches.py), on Faust's own bookkeeping
+"""The worker's corrections to Faust's commits (tables/commit_guard.py, tables/faust_patches.py), on Faust's own bookkeeping
 structures: a commit moves only through acknowledged offsets from the committed one."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any, NamedTuple
 
 from faust.types import TP
 
-from tables.faust_patches import ORIGINAL_NEW_OFFSET, STALL_SECONDS, AssignedAt, CommitGuard
+from tables.commit_guard import ORIGINAL_NEW_OFFSET, STALL_SECONDS, CommitGuard
+from tables.faust_patches import AssignedAt
 
 
 class Held(NamedTuple):
@@ -76,7 +77,7 @@ def test_acknowledgements_below_the_commit_are_dropped() -> None:
 
 
 def test_a_commit_held_back_long_enough_fetches_the_records_again(monkeypatch: Any) -> None:
-    import tables.faust_patches as patches
+    import tables.commit_guard as patches
 
     sent: list[tuple[Any, int]] = []
 
@@ -125,7 +126,7 @@ def test_other_topics_keep_fausts_rule() -> None:
 def test_a_record_still_being_processed_is_not_fetched_again(monkeypatch: Any) -> None:
     """Several delivery actors acknowledge out of order, and a slow batch can take longer than the
     stall time: a record an agent holds is not missing (fetching it again would deliver it twice)."""
-    import tables.faust_patches as patches
+    import tables.commit_guard as patches
 
     sent: list[int] = []
     monkeypatch.setattr(patches.asyncio, "ensure_future", lambda coro: sent.append(1) or coro.close())
@@ -140,7 +141,7 @@ def test_a_record_still_being_processed_is_not_fetched_again(monkeypatch: Any) -
 
 
 def test_a_partition_no_longer_assigned_is_left_to_its_new_owner(monkeypatch: Any) -> None:
-    import tables.faust_patches as patches
+    import tables.commit_guard as patches
 
     sent: list[int] = []
     monkeypatch.setattr(patches.asyncio, "ensure_future", lambda coro: sent.append(1) or coro.close())

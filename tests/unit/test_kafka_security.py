@@ -18,9 +18,10 @@ from cryptography.hazmat.primitives import serialization
 from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 from pydantic import ValidationError
 
-from app.kafka.security import check_access, client_args, faust_credentials, security_args
+from app.kafka.security import client_args, faust_credentials, security_args
 from app.settings import Settings
 from app.settings.kafka_security import KafkaSecurity
+from tables.kafka_access import check_access
 from tests.support.stack import ROOT
 from tests.support.tls_server import TestCA
 

@@ -11,6 +11,7 @@ from aiokafka.errors import KafkaConnectionError
 import app.kafka.topics
 from app.kafka.topics import BrokerNotReady, ensure_topics_when_reachable
 from app.settings import Settings
+from tables.kafka_access import check_access
 
 SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1")
 
@@ -19,7 +20,7 @@ def _scripted(monkeypatch: pytest.MonkeyPatch, outcomes: list[BaseException | No
     """ensure_topics raises each of ``outcomes`` in turn (None: succeeds); the waits, returned."""
     waits: list[float] = []
 
-    async def ensure(_settings: Settings) -> None:
+    async def ensure(_settings: Settings, _check: object) -> None:
         outcome = outcomes.pop(0)
         if outcome is not None:
             raise outcome
@@ -47,7 +48,7 @@ async def test_each_kind_of_unreachable_broker_is_waited_for(
     ]
     waits = _scripted(monkeypatch, outcomes)
     with caplog.at_level(logging.WARNING, logger="app.kafka.topics"):
-        await ensure_topics_when_reachable(SETTINGS)
+        await ensure_topics_when_reachable(SETTINGS, check_access)
     assert outcomes == []
     assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
     assert len(caplog.records) == 7
@@ -57,5 +58,5 @@ async def test_each_kind_of_unreachable_broker_is_waited_for(
 async def test_a_topic_refused_for_good_is_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     waits = _scripted(monkeypatch, [RuntimeError("cannot create Kafka topic t.publish: error 40 policy")])
     with pytest.raises(RuntimeError, match="error 40"):
-        await ensure_topics_when_reachable(SETTINGS)
+        await ensure_topics_when_reachable(SETTINGS, check_access)
     assert waits == []
