@@ -49,7 +49,7 @@ from app.executors.base import Executor
 from app.kafka.app import action_topics, app, raw_topic, settings
 from app.kafka.records import encode
 from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
-from app.observability import metrics, tracing
+from app.observability import metrics, trace_context, tracing, worker_spans
 from app.store.db import when_available
 from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
 from streams.batches import decode_items, process_until_done, store_batch
@@ -177,10 +177,10 @@ async def attempt_one(
 
     async def send() -> Attempt:
         stages["attempted_ms"] = _ms()
-        if tracing.enabled and tracing.ITEM_FIELD in item:
-            with tracing.delivery_span(executor.kind, item) as span:
+        if tracing.enabled and trace_context.ITEM_FIELD in item:
+            with worker_spans.delivery_span(executor.kind, item) as span:
                 traced = await _send(executor, item, secret)
-                tracing.attempt_outcome(span, traced.status_code, traced.error)
+                worker_spans.attempt_outcome(span, traced.status_code, traced.error)
                 return traced
         return await _send(executor, item, secret)
 

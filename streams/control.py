@@ -34,7 +34,7 @@ from app.domain.shared.ids import new_id
 from app.domain.workflows.workflow_stage import WorkflowOutputs
 from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
 from app.kafka.records import decode, encode
-from app.observability import tracing
+from app.observability import trace_context, tracing, worker_spans
 from app.observability.metrics import register_cache
 from streams import decision_log
 from streams.batches import process_until_done
@@ -143,8 +143,8 @@ async def _decide(
     with _decide_span(event, record) if tracing.enabled else _NO_SPAN as span:
         trace: dict[str, str] = {}
         if span is not None:
-            record["trace_id"] = tracing.trace_id_of(span)
-            trace = tracing.item_fields(span)
+            record["trace_id"] = trace_context.trace_id_of(span)
+            trace = trace_context.item_fields(span)
         done = process(record, stored, cfg, key=key.decode(), offset=event.message.offset, prior_view=views.get(key))
         for rec, outputs in done.decided:
             decision_log.observe_decision(rec, len(outputs.actions) + len(outputs.deliveries))
@@ -153,7 +153,7 @@ async def _decide(
 
 
 def _decide_span(event: Any, record: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
-    parent = tracing.context_from_headers(event.headers)
+    parent = worker_spans.context_from_headers(event.headers)
     if parent is None:  # published untraced (TOCSIN_TRACE_SAMPLE_RATIO), or a tick: nothing to continue
         return _NO_SPAN
     attributes = {
@@ -163,7 +163,7 @@ def _decide_span(event: Any, record: dict[str, Any]) -> contextlib.AbstractConte
         "messaging.kafka.offset": event.message.offset,
         "messaging.destination.partition.id": str(event.message.partition),
     }
-    return tracing.child_span("decide", parent, "consumer", attributes)
+    return worker_spans.child_span("decide", parent, "consumer", attributes)
 
 
 async def _deliver_and_write(
@@ -249,7 +249,7 @@ async def _queue(
 ) -> None:
     """Queue what one decided record asks to send; dead-letter what its workflows could not run.
     With tracing on, each incident and delivery item carries the decision span's trace fields
-    (``trace``: tracing.item_fields); each carries the publish request's id (``request``) for the
+    (``trace``: trace_context.item_fields); each carries the publish request's id (``request``) for the
     lines about it."""
     for action in outputs.actions:
         if trace:

@@ -20,7 +20,7 @@ from app.domain.workflows.workflow_stage import accepted_step, trace_record
 from app.kafka.app import app, idempotency_topic, publish_topic, settings, traces_topic
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.records import decode, encode
-from app.observability import tracing
+from app.observability import tracing, worker_spans
 from app.observability.metrics import register_cache
 from streams.batches import process_until_done
 from streams.control_caches import TimeWindow
@@ -174,7 +174,7 @@ async def _apply_batch(events: list[Any]) -> None:
         record["idempotency"] = {"key": idem, "outcome": "first"}
         # with tracing on, the forwarded record keeps the publish request's traceparent
         forwards.append(
-            (state_key, encode(record), at_ms, tracing.forwarded(event.headers) if tracing.enabled else None)
+            (state_key, encode(record), at_ms, worker_spans.forwarded(event.headers) if tracing.enabled else None)
         )
         written[key] = (event, StoredKey(event_id, at_ms, offset))
     for state_key, value, at_ms, headers in forwards:

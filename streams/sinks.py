@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from app.kafka.app import app, incident_actions_topic, settings, traces_topic
-from app.observability import tracing
+from app.observability import tracing, worker_spans
 from app.store.results import apply_incident_actions, record_trace_steps, upsert_control_views
 from streams.batches import decode_items, store_batch
 from streams.resources import resources
@@ -57,7 +57,7 @@ async def _write_incidents(actions: list[dict[str, Any]]) -> None:
         ]
         await record_trace_steps(session, steps)
     if tracing.enabled:
-        tracing.incident_spans(actions, started_ns, time.time_ns())
+        worker_spans.incident_spans(actions, started_ns, time.time_ns())
     log.info(
         "sink=incidents batch=%d created=%d updated=%d duplicates=%d",
         len(actions),

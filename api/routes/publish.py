@@ -69,7 +69,7 @@ from app.errors import (
     UnsupportedMediaType,
 )
 from app.kafka.topics import IDEMPOTENCY, PUBLISH
-from app.observability import tracing
+from app.observability import trace_context, tracing
 from app.store.workflows import find_topic
 
 router = APIRouter(prefix="/v1/organizations/{org_id}/workflow_topics", tags=["publish"])
@@ -460,7 +460,7 @@ async def publish_batch(org_id: str, topic: str, request: Request) -> Response:
     # one span for the request; every record carries its traceparent (app/observability/tracing.py)
     span = (
         tracing.publish_span(
-            "publish batch", BATCH_ROUTE, *tracing.trace_headers(request.scope["headers"]), org_id, topic
+            "publish batch", BATCH_ROUTE, *trace_context.trace_headers(request.scope["headers"]), org_id, topic
         )
         if tracing.enabled
         else None

@@ -355,7 +355,7 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
     from api.routes.publish import _records
     from api.state import TopicRef
     from app.domain.events.publish import PublishRequest
-    from app.observability import tracing
+    from app.observability import trace_context, tracing
     from app.settings import Settings
 
     state: Any = SimpleNamespace(settings=Settings())
@@ -374,7 +374,7 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
     async def traced(event_id: str, idempotency_key: str | None = None) -> str:
         with tracing.server_span("publish", tracing.PUBLISH_ROUTE, None, "org_1", "t") as span:
             await publish(event_id, idempotency_key)
-            return tracing.traceparent_of(span)
+            return trace_context.traceparent_of(span)
 
     try:
         await publish("evt_off")

@@ -741,8 +741,8 @@ def traced_publish_cpu_us(count: int = 5000, rounds: int = 5) -> dict[str, float
 def traced_publish_round(count: int) -> dict[str, float]:
     """CPU microseconds (this thread's only: the receiver's thread is not counted) of what a traced
     publish adds to the API: its span with the record's header and its protobuf encoding (as the span
-    ends), and its share of the OTLP export (the HTTP request), as the API does it (tracing.PublishSpan,
-    span_export.SpanBatcher: batches of 2048), and, as a baseline measured in the same run, as the
+    ends), and its share of the OTLP export (the HTTP request), as the API does it (publish_spans.PublishSpan,
+    span_batcher.SpanBatcher: batches of 2048), and, as a baseline measured in the same run, as the
     SDK does it (start_as_current_span, BatchSpanProcessor's batches of 512 by OTLPSpanExporter).
     A full garbage collection before each timed loop: a process that just imported the SDK has a
     first one pending, which would land in whichever loop comes first (about 25 us a span there)."""
@@ -754,8 +754,8 @@ def traced_publish_round(count: int) -> dict[str, float]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import SpanKind
 
-    from app.observability import tracing
-    from app.observability.span_export import SpanBatcher
+    from app.observability import publish_spans, trace_context, tracing
+    from app.observability.span_batcher import SpanBatcher
 
     figures: dict[str, float] = {}
     with otlp_receiver() as (received, endpoint):
@@ -765,7 +765,7 @@ def traced_publish_round(count: int) -> dict[str, float]:
         batch_size, batcher.batch_size, batcher.max_queue = batcher.batch_size, count + 1, count + 1  # no wake-up
         saved = tracing.enabled
         tracing.enabled = True
-        tracing.set_sink(batcher.append)
+        publish_spans.set_sink(batcher.append)
         try:
             gc.collect()
             started = time.thread_time()
@@ -781,7 +781,7 @@ def traced_publish_round(count: int) -> dict[str, float]:
             figures["export_us"] = round((time.thread_time() - started) / count * 1e6, 1)
         finally:
             tracing.enabled = saved
-            tracing.set_sink(None)
+            publish_spans.set_sink(None)
             batcher.shutdown()
             structlog_clear()
         if batcher.exported != count or len(received.snapshot()) != count:
@@ -796,7 +796,7 @@ def traced_publish_round(count: int) -> dict[str, float]:
         started = time.thread_time()
         for _ in range(count):
             with tracer.start_as_current_span("publish", kind=SpanKind.SERVER, attributes=attributes) as sdk_span:
-                tracing.traceparent_of(sdk_span).encode()
+                trace_context.traceparent_of(sdk_span).encode()
                 sdk_span.set_attribute("tocsin.event_id", "evt_bench")
         figures["sdk_span_us"] = round((time.thread_time() - started) / count * 1e6, 1)
         finished = list(memory.get_finished_spans())

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from app.observability import span_export, tracing
+from app.observability import publish_spans, span_export, tracing, worker_spans
 from app.settings import Settings
 
 ROUTE = tracing.PUBLISH_ROUTE
@@ -20,17 +20,17 @@ UNSAMPLED = [f"00-{CALLER_TRACE:032x}-{CALLER_SPAN:016x}-00".encode()]
 
 
 @pytest.fixture
-def publishes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tracing.PublishSpan]]:
+def publishes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[publish_spans.PublishSpan]]:
     """Tracing on in the API, callers not trusted (the default), finished publish spans in a list."""
     monkeypatch.setattr(tracing, "enabled", True)
     monkeypatch.setattr(tracing, "_trust_callers", False, raising=False)
-    finished: list[tracing.PublishSpan] = []
-    tracing.set_sink(finished.append)
+    finished: list[publish_spans.PublishSpan] = []
+    publish_spans.set_sink(finished.append)
     yield finished
-    tracing.set_sink(None)
+    publish_spans.set_sink(None)
 
 
-def _publish(traceparents: list[bytes] | None) -> tracing.PublishSpan | None:
+def _publish(traceparents: list[bytes] | None) -> publish_spans.PublishSpan | None:
     """What the API's publish does with a request's trace headers: its span, ended as accepted, and
     the trace headers its record carried to the worker."""
     span = tracing.publish_span("publish", ROUTE, traceparents, None, "org_1", "quake")
@@ -40,24 +40,24 @@ def _publish(traceparents: list[bytes] | None) -> tracing.PublishSpan | None:
     return span
 
 
-def _exported(span: tracing.PublishSpan) -> ExportTraceServiceRequest:
+def _exported(span: publish_spans.PublishSpan) -> ExportTraceServiceRequest:
     return ExportTraceServiceRequest.FromString(span_export.encode([span], {"service.name": "tocsin-api"}, "tocsin"))
 
 
 def test_a_sampled_caller_trace_does_not_switch_tracing_on(
-    publishes: list[tracing.PublishSpan], monkeypatch: pytest.MonkeyPatch
+    publishes: list[publish_spans.PublishSpan], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tracing, "_ratio", 0.0)
     span = tracing.publish_span("publish", ROUTE, SAMPLED, None, "org_1", "quake")
     assert span is None, "ratio 0: no publish is traced, whoever asks"
     record = tracing.record_headers()
     assert record == [] and tracing.publish_headers() == (), "the record carries no traceparent"
-    assert tracing.context_from_headers(record) is None, "so the worker traces nothing for it"
+    assert worker_spans.context_from_headers(record) is None, "so the worker traces nothing for it"
     assert publishes == []
 
 
 def test_a_caller_trace_is_linked_when_we_trace_the_publish(
-    publishes: list[tracing.PublishSpan], monkeypatch: pytest.MonkeyPatch
+    publishes: list[publish_spans.PublishSpan], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ratio 1: traced, in a trace of ours (sampled whatever the caller's flag says), which links the
     caller's span; the record's traceparent is ours."""
@@ -77,7 +77,7 @@ def test_a_caller_trace_is_linked_when_we_trace_the_publish(
     assert len(publishes) == 2, "both recorded: the decision was ours"
 
 
-def test_a_linked_publish_span_is_encoded_as_the_sdk_encodes_it(publishes: list[tracing.PublishSpan]) -> None:
+def test_a_linked_publish_span_is_encoded_as_the_sdk_encodes_it(publishes: list[publish_spans.PublishSpan]) -> None:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -108,7 +108,9 @@ def test_a_linked_publish_span_is_encoded_as_the_sdk_encodes_it(publishes: list[
     provider.shutdown()
 
 
-def test_trusted_callers_are_obeyed(publishes: list[tracing.PublishSpan], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_trusted_callers_are_obeyed(
+    publishes: list[publish_spans.PublishSpan], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """TOCSIN_TRACE_TRUST_CALLERS=true (callers inside the operator's own tracing): a caller's trace
     is continued, its sampled flag deciding, as before."""
     monkeypatch.setattr(tracing, "_ratio", 0.0)

@@ -1,5 +1,5 @@
-"""The worker's corrections to Faust's commits (tables/commit_guard.py, tables/faust_patches.py), on Faust's own bookkeeping
-structures: a commit moves only through acknowledged offsets from the committed one."""
+"""The worker's corrections to Faust's commits (tables/commit_guard.py, tables/faust_patches.py), on Faust's own
+bookkeeping structures: a commit moves only through acknowledged offsets from the committed one."""
 
 from __future__ import annotations
 

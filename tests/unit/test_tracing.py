@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from app.observability import logs, tracing
+from app.observability import logs, publish_spans, trace_context, tracing, worker_spans
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,12 +43,12 @@ def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.fixture
-def publishes(spans: InMemorySpanExporter) -> Iterator[list[tracing.PublishSpan]]:
+def publishes(spans: InMemorySpanExporter) -> Iterator[list[publish_spans.PublishSpan]]:
     """Tracing on, the API's finished publish spans into a list."""
-    finished: list[tracing.PublishSpan] = []
-    tracing.set_sink(finished.append)
+    finished: list[publish_spans.PublishSpan] = []
+    publish_spans.set_sink(finished.append)
     yield finished
-    tracing.set_sink(None)
+    publish_spans.set_sink(None)
 
 
 def _by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
@@ -70,18 +70,18 @@ def test_the_publish_span_travels_in_the_record_headers_to_the_decision(spans: I
         headers = [("tx", b"0/1"), *tracing.record_headers()]
         line = logs._trace_id(None, "info", {"event": "a line of the request"})
     assert [name for name, _ in headers] == ["tx", "traceparent"]
-    assert headers[1][1].decode() == tracing.traceparent_of(publish)
-    assert line["trace_id"] == tracing.trace_id_of(publish), "the trace id is on the request's log lines"
+    assert headers[1][1].decode() == trace_context.traceparent_of(publish)
+    assert line["trace_id"] == trace_context.trace_id_of(publish), "the trace id is on the request's log lines"
     after = logs._trace_id(None, "info", {"event": "the access line, after the span"})
-    assert after["trace_id"] == tracing.trace_id_of(publish)
+    assert after["trace_id"] == trace_context.trace_id_of(publish)
     assert logs._trace_id(None, "info", {"trace_id": "bound"})["trace_id"] == "bound"  # the worker's spans bind theirs
     for carried in (headers, dict(headers)):  # Faust gives a record's headers as pairs or as a mapping
-        with tracing.child_span("decide", tracing.context_from_headers(carried), "consumer", {}) as decide:
+        with worker_spans.child_span("decide", worker_spans.context_from_headers(carried), "consumer", {}) as decide:
             item = {"event_id": "evt_1", "organization_id": "org_1", "effect_id": "eff_1"}
-            item[tracing.ITEM_FIELD] = tracing.traceparent_of(decide)
-        with tracing.delivery_span("WEBHOOK", item) as attempt:
-            tracing.attempt_outcome(attempt, 503, None)
-        tracing.incident_spans([{**item, "decision": "NOTIFY"}], 1, 2)
+            item[trace_context.ITEM_FIELD] = trace_context.traceparent_of(decide)
+        with worker_spans.delivery_span("WEBHOOK", item) as attempt:
+            worker_spans.attempt_outcome(attempt, 503, None)
+        worker_spans.incident_spans([{**item, "decision": "NOTIFY"}], 1, 2)
         got = _by_name(spans)
         assert got["decide"].parent is not None and got["decide"].parent.span_id == publish.get_span_context().span_id
         assert got["decide"].context.trace_id == publish.get_span_context().trace_id
@@ -100,38 +100,38 @@ def test_the_tracestate_goes_with_the_trace_to_the_delivery_and_the_incident(spa
         ("traceparent", b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
         ("tracestate", b"congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"),
     ]
-    with tracing.child_span("decide", tracing.context_from_headers(headers), "consumer", {}) as decide:
-        fields = tracing.item_fields(decide)
+    with worker_spans.child_span("decide", worker_spans.context_from_headers(headers), "consumer", {}) as decide:
+        fields = trace_context.item_fields(decide)
     assert fields == {
-        tracing.ITEM_FIELD: tracing.traceparent_of(decide),
-        tracing.STATE_FIELD: "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+        trace_context.ITEM_FIELD: trace_context.traceparent_of(decide),
+        trace_context.STATE_FIELD: "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
     }
     item = {"event_id": "evt_1", "organization_id": "org_1", "effect_id": "eff_1", **fields}
-    with tracing.delivery_span("WEBHOOK", item):
+    with worker_spans.delivery_span("WEBHOOK", item):
         pass
-    tracing.incident_spans([item], 1, 2)
+    worker_spans.incident_spans([item], 1, 2)
     got = _by_name(spans)
     for name in ("deliver WEBHOOK", "incident"):
         assert got[name].parent is not None and got[name].parent.span_id == got["decide"].context.span_id, name
         assert got[name].context.trace_state.to_header() == "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", name
     spans.clear()
     without = [headers[0]]
-    with tracing.child_span("decide", tracing.context_from_headers(without), "consumer", {}) as decide:
-        assert tracing.item_fields(decide) == {tracing.ITEM_FIELD: tracing.traceparent_of(decide)}
-    malformed = {**item, tracing.STATE_FIELD: "not a=valid,,,=state" * 40}
-    with tracing.delivery_span("WEBHOOK", malformed) as attempt:  # dropped: the trace goes on
+    with worker_spans.child_span("decide", worker_spans.context_from_headers(without), "consumer", {}) as decide:
+        assert trace_context.item_fields(decide) == {trace_context.ITEM_FIELD: trace_context.traceparent_of(decide)}
+    malformed = {**item, trace_context.STATE_FIELD: "not a=valid,,,=state" * 40}
+    with worker_spans.delivery_span("WEBHOOK", malformed) as attempt:  # dropped: the trace goes on
         assert attempt.get_span_context().trace_id == 0x0AF7651916CD43DD8448EB211C80319C
 
 
 def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(
-    publishes: list[tracing.PublishSpan],
+    publishes: list[publish_spans.PublishSpan],
 ) -> None:
-    caller = tracing.caller_parent([b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"], None)
+    caller = trace_context.caller_parent([b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"], None)
     with tracing.server_span("publish", ROUTE, caller, "org_1", "quake") as span:
-        assert tracing.trace_id_of(span) == "0af7651916cd43dd8448eb211c80319c"
-    bad = tracing.caller_parent([b"00-zz-not-a-trace"], None)
+        assert trace_context.trace_id_of(span) == "0af7651916cd43dd8448eb211c80319c"
+    bad = trace_context.caller_parent([b"00-zz-not-a-trace"], None)
     with tracing.server_span("publish", ROUTE, bad, "org_1", "quake") as span:
-        assert tracing.trace_id_of(span) != "0af7651916cd43dd8448eb211c80319c"
+        assert trace_context.trace_id_of(span) != "0af7651916cd43dd8448eb211c80319c"
     (first, second) = publishes
     assert first.parent_span_id == 0xB7AD6B7169203331, "the caller's span is the parent"
     assert second.parent_span_id == 0, "a new trace: no parent"
@@ -139,9 +139,9 @@ def test_a_caller_traceparent_is_continued_and_a_bad_one_starts_a_new_trace(
 
 def test_a_record_without_a_valid_traceparent_is_not_traced() -> None:
     for headers in (None, [], [("tx", b"0/1")], [("traceparent", b"00-zz-not-a-trace")], {"traceparent": b""}):
-        assert tracing.context_from_headers(headers) is None, headers
+        assert worker_spans.context_from_headers(headers) is None, headers
     valid = [("traceparent", b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")]
-    assert tracing.context_from_headers(valid) is not None
+    assert worker_spans.context_from_headers(valid) is not None
 
 
 def test_the_sample_ratio_is_decided_before_any_span(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,8 +159,8 @@ def test_the_sample_ratio_is_decided_before_any_span(monkeypatch: pytest.MonkeyP
 
 def test_forwarded_keeps_only_the_trace_headers() -> None:
     headers = [("tx", b"0/1"), ("traceparent", b"00-a-b-01"), ("tracestate", b"k=v")]
-    assert tracing.forwarded(headers) == [("traceparent", b"00-a-b-01"), ("tracestate", b"k=v")]
-    assert tracing.forwarded(None) == []
+    assert worker_spans.forwarded(headers) == [("traceparent", b"00-a-b-01"), ("tracestate", b"k=v")]
+    assert worker_spans.forwarded(None) == []
 
 
 def test_off_no_header_and_no_sdk_loaded() -> None:
@@ -175,11 +175,11 @@ def test_off_no_header_and_no_sdk_loaded() -> None:
     assert out.stdout.strip() == "False False [] []"
 
 
-def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list[tracing.PublishSpan]) -> None:
+def test_an_unsampled_caller_trace_is_continued_but_not_recorded(publishes: list[publish_spans.PublishSpan]) -> None:
     """As the SDK's parent-based sampler: the record carries the caller's trace with its flag 00 and
     nothing is exported; the log lines name the caller's trace (as the worker's do), which failed
     before (the API's lines had no trace id, the worker's had it)."""
-    caller = tracing.caller_parent([b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"], None)
+    caller = trace_context.caller_parent([b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"], None)
     with tracing.server_span("publish", ROUTE, caller, "org_1", "quake") as span:
         ((_, header),) = tracing.record_headers()
         assert not span.is_recording()
@@ -219,7 +219,7 @@ def test_a_traceparent_that_is_not_one_valid_header_is_no_parent(
     for logger in ("opentelemetry.trace.propagation.tracecontext", "opentelemetry.trace.span"):
         monkeypatch.setattr(logging.getLogger(logger), "level", logging.ERROR)  # as setup() sets them
     with caplog.at_level(logging.WARNING):
-        assert tracing.caller_parent(traceparents, [b"congo=t61rcWkgMzE"]) is None
+        assert trace_context.caller_parent(traceparents, [b"congo=t61rcWkgMzE"]) is None
         assert tracing.publish_span("publish", ROUTE, traceparents, None, "org_1", "quake") is None
     assert not caplog.records
 
@@ -227,15 +227,15 @@ def test_a_traceparent_that_is_not_one_valid_header_is_no_parent(
 def test_a_caller_tracestate_is_kept_on_the_span_and_the_records() -> None:
     """Several tracestate headers combine (RFC 9110); one the propagator refuses is dropped, the
     traceparent still continued. W3C: a tracestate is passed on (an attacker found it dropped)."""
-    parent = tracing.caller_parent([VALID], [b"congo=t61rcWkgMzE", b"rojo=00f067aa0ba902b7"])
+    parent = trace_context.caller_parent([VALID], [b"congo=t61rcWkgMzE", b"rojo=00f067aa0ba902b7"])
     assert parent == (
         0x0AF7651916CD43DD8448EB211C80319C,
         0xB7AD6B7169203331,
         1,
         "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
     )
-    assert tracing.caller_parent([VALID], [b"not a member"]) == (*parent[:3], "")
-    assert tracing.caller_parent([VALID], [b"k=" + b"v" * 600]) == (*parent[:3], "")
+    assert trace_context.caller_parent([VALID], [b"not a member"]) == (*parent[:3], "")
+    assert trace_context.caller_parent([VALID], [b"k=" + b"v" * 600]) == (*parent[:3], "")
     span = tracing.server_span("publish", ROUTE, parent, "org_1", "quake").start()
     try:
         assert dict(tracing.publish_headers())["tracestate"] == b"congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
@@ -243,7 +243,7 @@ def test_a_caller_tracestate_is_kept_on_the_span_and_the_records() -> None:
     finally:
         span.end(202)
         structlog.contextvars.clear_contextvars()
-    carried = tracing.context_from_headers([("traceparent", VALID), ("tracestate", b"congo=t61rcWkgMzE")])
+    carried = worker_spans.context_from_headers([("traceparent", VALID), ("tracestate", b"congo=t61rcWkgMzE")])
     from opentelemetry.trace import get_current_span
 
     assert get_current_span(carried).get_span_context().trace_state.to_header() == "congo=t61rcWkgMzE"
@@ -257,7 +257,7 @@ def test_the_organization_and_topic_of_a_span_are_cut_to_what_can_exist() -> Non
     assert dict(tracing.server_span("publish", ROUTE, None, "org_1", "k" * 200).common)["tocsin.topic"] == "k" * 200
 
 
-def test_the_outcome_follows_the_http_server_conventions(publishes: list[tracing.PublishSpan]) -> None:
+def test_the_outcome_follows_the_http_server_conventions(publishes: list[publish_spans.PublishSpan]) -> None:
     """4xx: the status code only; 5xx: an error with the error's type and public message, never
     the request's content (a 422's pydantic text used to carry the body into the span); 401: not
     exported at all (anyone could write spans into any trace)."""
@@ -274,9 +274,9 @@ def test_the_outcome_follows_the_http_server_conventions(publishes: list[tracing
     ]
 
 
-def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list[tracing.PublishSpan]) -> None:
+def test_the_publish_headers_are_the_current_span_only_inside_it(publishes: list[publish_spans.PublishSpan]) -> None:
     with tracing.server_span("publish", ROUTE, None, "org_1", "quake") as span:
-        assert tracing.record_headers() == [("traceparent", tracing.traceparent_of(span).encode())]
+        assert tracing.record_headers() == [("traceparent", trace_context.traceparent_of(span).encode())]
     assert tracing.record_headers() == [], "outside the span, no header"
     assert [p.span_id for p in publishes] == [span.span_id]
 
@@ -290,7 +290,7 @@ def test_new_traces_take_ids_drawn_ahead_each_once() -> None:
     assert len({s.trace_id for s in spans}) == len(spans) and len({s.span_id for s in spans}) == len(spans)
     for span in spans:
         assert span.trace_id and span.span_id and span.parent_span_id == 0 and span.flags == 1
-        assert span.headers == (("traceparent", tracing.traceparent_of(span).encode()),)
+        assert span.headers == (("traceparent", trace_context.traceparent_of(span).encode()),)
         assert span.ids == span_export.encoded_ids(span.trace_id, span.span_id, "", 0)
 
 
@@ -339,7 +339,7 @@ def _sdk_publish(exception: Exception | None, attributes: dict[str, Any], parent
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     common = {"http.route": tracing.PUBLISH_ROUTE, "tocsin.organization_id": "org_1", "tocsin.topic": "quake"}
     carrier = [("traceparent", f"00-{TRACE_ID:032x}-{PARENT_ID:016x}-01".encode()), ("tracestate", STATE.encode())]
-    context = tracing.context_from_headers(carrier) if parent else None
+    context = worker_spans.context_from_headers(carrier) if parent else None
     span = provider.get_tracer(tracing.SCOPE).start_span(
         "publish", context=context, kind=SpanKind.SERVER, attributes=common, start_time=1000
     )
@@ -363,7 +363,7 @@ def _same_encoding(
 
     common = (("http.route", tracing.PUBLISH_ROUTE), ("tocsin.organization_id", "org_1"), ("tocsin.topic", "quake"))
     encoded = span_export.common_fields("publish", parent, common) if encoded_common else None
-    span = tracing.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None, encoded)
+    span = publish_spans.PublishSpan("publish", common, (TRACE_ID, PARENT_ID, 1, STATE) if parent else None, encoded)
     span.start_ns, span.end_ns = 1000, 2000
     span.ids = span_export.encoded_ids(TRACE_ID, SPAN_ID, span.trace_state, span.parent_span_id)
     for key, value in attributes.items():
@@ -452,8 +452,8 @@ def test_any_attributes_are_encoded_as_the_sdk_encodes_them(attributes: dict[str
     _same_encoding(None, attributes, parent=False)
 
 
-def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[tracing.PublishSpan]) -> None:
-    from app.observability.span_export import SpanBatcher
+def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[publish_spans.PublishSpan]) -> None:
+    from app.observability.span_batcher import SpanBatcher
     from tests.support.otlp import otlp_receiver
     from tests.support.stack import wait_for
 
@@ -461,7 +461,7 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
         batcher = SpanBatcher(
             f"{base}/v1/traces", {"service.name": "tocsin-api"}, tracing.SCOPE, delay_s=0.05, batch_size=512
         )
-        tracing.set_sink(batcher.append)
+        publish_spans.set_sink(batcher.append)
         try:
             ids = []
             for i in range(1300):  # a few full batches of 512 and a partial one
@@ -470,7 +470,7 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
                 ids.append(f"{span.trace_id:032x}")
             wait_for(lambda: len(received.snapshot()) == len(ids), 30, "the 1300 spans")
         finally:
-            tracing.set_sink(None)
+            publish_spans.set_sink(None)
             batcher.shutdown()
             structlog.contextvars.clear_contextvars()
         got = received.snapshot()
@@ -487,11 +487,11 @@ def test_the_batcher_exports_every_publish_span_to_the_receiver(publishes: list[
 
 
 def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
-    publishes: list[tracing.PublishSpan], monkeypatch: pytest.MonkeyPatch
+    publishes: list[publish_spans.PublishSpan], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Nothing listens on the endpoint: the spans are counted failed (and dropped beyond the queue's
     bound), each publish's span still finishes, and shutdown returns."""
-    from app.observability.span_export import SpanBatcher
+    from app.observability.span_batcher import SpanBatcher
     from devstack.kafka import free_port
 
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")
@@ -499,14 +499,14 @@ def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
     batcher = SpanBatcher(
         url, {"service.name": "tocsin-api"}, tracing.SCOPE, delay_s=0.01, batch_size=64, max_queue=128
     )
-    tracing.set_sink(batcher.append)
+    publish_spans.set_sink(batcher.append)
     try:
         for _ in range(2000):
             with tracing.server_span("publish", ROUTE, None, "org_1", "quake"):
                 assert len(tracing.record_headers()) == 1
             assert len(batcher._queue) <= 128, "the queue is bounded"
     finally:
-        tracing.set_sink(None)
+        publish_spans.set_sink(None)
         batcher.shutdown(timeout_s=60)
         structlog.contextvars.clear_contextvars()
     assert not batcher._thread.is_alive()
@@ -539,9 +539,9 @@ def test_a_traced_publish_leaves_no_reference_cycle(spans: InMemorySpanExporter)
             gc.enable()
 
     ended: list[str] = []
-    tracing.set_sink(lambda span: ended.append(span.name))  # the spans are dropped, as once exported
+    publish_spans.set_sink(lambda span: ended.append(span.name))  # the spans are dropped, as once exported
     try:
         assert asyncio.run(many()) == 0
     finally:
-        tracing.set_sink(None)
+        publish_spans.set_sink(None)
     assert len(ended) == 201
