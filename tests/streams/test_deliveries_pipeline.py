@@ -15,8 +15,9 @@ import pytest
 
 from app.domain.delivery.delivery_verdicts import Attempt
 from app.store.results import DeliveryResult
-from streams import actions
-from streams.actions import Deliveries, ReceiverLimits
+from streams import actions, attempts
+from streams.actions import Deliveries
+from streams.attempts import ReceiverLimits
 
 
 @dataclass
@@ -80,7 +81,7 @@ class Pipeline:
         async def no_secret(item: dict[str, Any]) -> tuple[str | None, bool]:
             return "secret", False
 
-        monkeypatch.setattr(actions, "_secret", no_secret)
+        monkeypatch.setattr(attempts, "_secret", no_secret)
         monkeypatch.setattr(actions, "recent", actions.RecentAttempts())
         self.executor = Executor(gates)
         self.written: list[str] = []

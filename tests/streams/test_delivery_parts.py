@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from app.domain.delivery.deliveries import already_attempted
 from app.domain.delivery.delivery_verdicts import Attempt, Verdict
 from app.domain.delivery.webhooks import new_secret
 from app.executors.webhook import WebhookExecutor
 from app.settings.delivery import WebhookConfig
-from streams.actions import already_attempted, verdict_of
+from streams.attempts import verdict_of
 
 
 def _item(url: str, **extra: Any) -> dict[str, Any]:
