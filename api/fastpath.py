@@ -1,7 +1,7 @@
 """The publish hot path as the outermost ASGI layer, ahead of FastAPI's middleware and routing.
 
 ``POST /v1/organizations/{org_id}/workflow_topics/{topic}/publish`` is answered here by
-:func:`api.routes.publish.accept_publish`, the same code the FastAPI route runs, with the same
+:func:`api.publishing.accept_publish`, the same code the FastAPI route runs, with the same
 JSON bodies (:func:`api.errors.describe`) and the same ``X-Request-ID`` as every other request
 (:func:`request_id`: the caller's when it is safe to log, else a new one). Routing,
 middleware and dependency solving cost about half of a publish in FastAPI; here one
@@ -23,7 +23,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from api.errors import UNEXPECTED, describe
-from api.routes.publish import accept_publish
+from api.publishing import accept_publish
 from api.state import ApiState
 from app.domain.shared.client_address import Network, client_address
 from app.domain.shared.ids import new_id

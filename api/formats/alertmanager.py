@@ -20,16 +20,16 @@ from api.body import check_content_length, check_json_headers, receive_body
 from api.deps import get_state, permission_extra
 from api.errors import describe, error_responses
 from api.models import Out
-from api.responses import json_response
-from api.routes.publish import (
+from api.publishing import (
     PERMISSION,
-    _active,
-    _needs_partition_key,
-    _publisher_and_topic,
-    _records,
-    _take_tokens,
+    active_topic,
+    needs_partition_key,
+    publish_records,
+    publisher_and_topic,
     scope_request_id,
+    take_tokens,
 )
+from api.responses import json_response
 from app.clock import now_ms
 from app.domain.events.publish import PublishRequest
 from app.domain.events.publish_check import check_publish
@@ -65,7 +65,7 @@ class AlertsAccepted(Out):
 async def alertmanager_webhook(org_id: str, topic: str, request: Request) -> Response:
     state = get_state(request)
     headers = request.headers
-    principal, ref = await _publisher_and_topic(state, org_id, topic, headers.get("authorization"))
+    principal, ref = await publisher_and_topic(state, org_id, topic, headers.get("authorization"))
     limit = state.settings.limits.body_bytes  # as every route but the batch publish (api/body.py)
     check_json_headers(headers.get("content-type", ""), headers.get("content-length"), limit)
     check_content_length(headers.get("content-length"), limit)
@@ -73,17 +73,17 @@ async def alertmanager_webhook(org_id: str, topic: str, request: Request) -> Res
     message = am.notification(body)
     if len(message["alerts"]) > state.settings.limits.publish_batch_items:
         raise am.refused("alerts", f"more than {state.settings.limits.publish_batch_items} alerts", "limit_exceeded")
-    required = _needs_partition_key(ref)
+    required = needs_partition_key(ref)
     payloads: list[PublishRequest] = []
     for prefix, native in am.alert_requests(message):
         try:
             payloads.append(check_publish(native, state.input_limits, partition_key_required=required))
         except (ValidationError, InvalidInput) as exc:
             raise _in_webhook_terms(prefix, exc) from None
-    ref = _active(ref)
-    _take_tokens(state, principal, ref, len(payloads))
+    ref = active_topic(ref)
+    take_tokens(state, principal, ref, len(payloads))
     ids = new_ids("evt", len(payloads))
-    records = _records(state, org_id, ref, payloads, ids, now_ms(), scope_request_id(request.scope))
+    records = publish_records(state, org_id, ref, payloads, ids, now_ms(), scope_request_id(request.scope))
     publisher = state.batch_publisher
     if publisher is None:
         raise Unavailable("publishes are not available on this replica yet; nothing was accepted, retry later")

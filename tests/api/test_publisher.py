@@ -347,12 +347,12 @@ async def test_a_second_lane_commits_while_the_first_waits_for_its_commit() -> N
 
 
 async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(monkeypatch: Any) -> None:
-    """The records a publish request makes (api/routes/publish.py ``_records``) carry its span's
+    """The records a publish request makes (api/routes/publish.py ``records``) carry its span's
     traceparent, which the transactional path writes (the worker's decide span continues it:
     app/observability/tracing.py); off, no header."""
     from types import SimpleNamespace
 
-    from api.routes.publish import _records
+    from api.publishing import publish_records
     from api.state import TopicRef
     from app.domain.events.publish import PublishRequest
     from app.observability import trace_context, tracing
@@ -368,7 +368,7 @@ async def test_with_tracing_on_each_record_carries_its_request_span_traceparent(
         request = PublishRequest.model_validate_json(
             orjson.dumps({"status": "ACTUAL", "data": {}, "attributes": attributes})
         )
-        records = _records(state, "org_1", ref, [request], [event_id], 1, None)
+        records = publish_records(state, "org_1", ref, [request], [event_id], 1, None)
         await publisher.publish_batch(records)
 
     async def traced(event_id: str, idempotency_key: str | None = None) -> str:
