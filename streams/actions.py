@@ -46,7 +46,7 @@ from app.kafka.records import encode
 from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from app.observability import metrics
 from app.store.db import when_available
-from app.store.results import DeliveryResult, load_delivery_states, store_delivery_results
+from app.store.deliveries import DeliveryResult, load_delivery_states, store_delivery_results
 from streams.attempts import ReceiverLimits, attempt_one, now_ms
 from streams.batches import decode_items, process_until_done, store_batch
 from streams.dead_letter import send_dead_letter

@@ -18,7 +18,7 @@ from app.domain.delivery.delivery_verdicts import verdict_of as _verdict_of
 from app.executors.base import Executor
 from app.kafka.app import settings
 from app.observability import trace_context, tracing, worker_spans
-from app.store.results import DeliveryResult
+from app.store.deliveries import DeliveryResult
 from streams.resources import resources
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.iam.tokens import token_hash
-from app.store import accounts, results
+from app.store import accounts, deliveries, results
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import AccessToken, Delivery
 from tests.support.postgres_local import LocalPostgres
@@ -132,7 +132,7 @@ async def test_two_workers_storing_one_delivery_at_once_both_succeed(engine: Asy
         "accepted_ms": 1,
         "content": {"url": "https://example.com/hook"},
     }
-    result = results.DeliveryResult(item, Attempt(status_code=204), DeliveryOutcome(Verdict.DELIVERED, "2xx"))
+    result = deliveries.DeliveryResult(item, Attempt(status_code=204), DeliveryOutcome(Verdict.DELIVERED, "2xx"))
     read, both_read = [0], asyncio.Event()
 
     async def store() -> None:
@@ -150,7 +150,7 @@ async def test_two_workers_storing_one_delivery_at_once_both_succeed(engine: Asy
                 return found
 
             session.scalars = read_then_wait_for_the_other  # type: ignore[method-assign]
-            await results.store_delivery_results(session, [result])
+            await deliveries.store_delivery_results(session, [result])
 
     await asyncio.gather(store(), store())
     async with make() as session:

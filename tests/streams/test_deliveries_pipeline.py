@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.domain.delivery.delivery_verdicts import Attempt
-from app.store.results import DeliveryResult
+from app.store.deliveries import DeliveryResult
 from streams import actions, attempts
 from streams.actions import Deliveries
 from streams.attempts import ReceiverLimits
