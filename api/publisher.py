@@ -49,8 +49,8 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
+from api.producers import Record, TransactionalProducer, send_all, sender_task
 from app.errors import Unavailable
 from app.kafka.partitioner import KeyPartitioner
 from app.observability import metrics
@@ -61,33 +61,7 @@ NOT_ACCEPTED = "the event broker is unavailable; the event was not accepted, ret
 RETRY_START_SECONDS = 1.0
 
 
-class TransactionalProducer(Protocol):
-    """What the publisher uses of ``aiokafka.AIOKafkaProducer`` (a fake in the unit tests)."""
-
-    async def start(self) -> None: ...
-    async def stop(self) -> None: ...
-    async def partitions_for(self, topic: str) -> Any: ...
-    async def begin_transaction(self) -> None: ...
-    async def commit_transaction(self) -> None: ...
-    async def abort_transaction(self) -> None: ...
-    def create_batch(self) -> Any: ...  # a BatchBuilder: append(key=, value=, timestamp=, headers=) → None when full
-    async def send_batch(self, batch: Any, topic: str, *, partition: int) -> Any: ...
-
-
 _QUEUED, _SENDING, _COMMITTING = 0, 1, 2
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One record to write: topic (full name), key, value, timestamp."""
-
-    topic: str
-    key: bytes
-    value: bytes
-    timestamp_ms: int
-    # the publish span's traceparent (tracing on), which the request's records carry
-    # (api/routes/publish.py _records)
-    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass(eq=False, slots=True)
@@ -100,15 +74,6 @@ class _Publish:
     future: asyncio.Future[None]
     stage: int = _QUEUED
     gave_up: bool = False  # answered 503 (or its request went away) before its transaction's commit
-
-
-def sender_task(producer: object) -> asyncio.Task[None] | None:
-    """The task of an aiokafka producer's sender (None: not started). aiokafka ends it after some
-    broker failures and never restarts it: the producer is dead then. Read through ``getattr``, the
-    one place the API reaches into aiokafka (its producer is the API's own, not Faust's: ``tables/``,
-    where every other aiokafka internal is, is out of the API's reach)."""
-    task: asyncio.Task[None] | None = getattr(getattr(producer, "_sender", None), "sender_task", None)
-    return task
 
 
 def _sender_dead(producer: TransactionalProducer) -> bool:
@@ -274,7 +239,7 @@ class TransactionalPublisher:
                 partitions = await self._partitions(producer, records)
                 await producer.begin_transaction()
                 began = True
-                await asyncio.gather(*await _send_all(producer, records, partitions))
+                await asyncio.gather(*await send_all(producer, records, partitions))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure before the commit: the group is not accepted
@@ -370,31 +335,6 @@ class TransactionalPublisher:
         task = asyncio.create_task(_stop_quietly(producer))
         self._retired.add(task)
         task.add_done_callback(self._retired.discard)
-
-
-async def _send_all(producer: TransactionalProducer, records: list[Record], partitions: list[int]) -> list[Any]:
-    """Send the records, in order, as one record batch per partition (more when one fills up:
-    PRODUCER_BATCH_BYTES, api/state.py); the futures of their acknowledgements.
-
-    A record appended to aiokafka's batch builder costs about a microsecond, against some 20 for a
-    ``send`` of its own (serializers, partitioner, a coroutine per record): the CPU a batch publish
-    of 1,000 records spends in the producer."""
-    sends: list[Any] = []
-    builders: dict[tuple[str, int], Any] = {}
-    for record, partition in zip(records, partitions, strict=True):
-        where = (record.topic, partition)
-        builder = builders.get(where)
-        if builder is None:
-            builder = builders[where] = producer.create_batch()
-        fields = {"key": record.key, "value": record.value, "timestamp": record.timestamp_ms}
-        record_headers = list(record.headers)
-        if builder.append(**fields, headers=record_headers) is None:  # full: send it, start another
-            sends.append(await producer.send_batch(builder, record.topic, partition=partition))
-            builder = builders[where] = producer.create_batch()
-            builder.append(**fields, headers=record_headers)  # an empty batch takes any record
-    for (topic, partition), builder in builders.items():
-        sends.append(await producer.send_batch(builder, topic, partition=partition))
-    return sends
 
 
 def _outcome_unread(future: asyncio.Future[None]) -> None:

@@ -34,7 +34,7 @@ from api.body import (
 )
 from api.deps import authenticate, authorize_topic
 from api.formats import cloudevents
-from api.publisher import Record
+from api.producers import Record
 from api.state import ApiState, TopicRef
 from app.clock import now_ms
 from app.domain.events.control import policy_type

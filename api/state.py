@@ -15,7 +15,8 @@ from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from api.publisher import TransactionalPublisher, sender_task
+from api.producers import sender_task
+from api.publisher import TransactionalPublisher
 from app.caches import TTLCache
 from app.domain.events.limits import ConfigLimits, PublishLimits
 from app.domain.iam.principal import Principal

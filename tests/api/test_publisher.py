@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from api.publisher import Record as PublishedRecord
+from api.producers import Record as PublishedRecord
 from api.publisher import TransactionalPublisher
 from app.errors import Unavailable
 
