@@ -13,7 +13,7 @@ import ipaddress
 import socket
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
@@ -23,6 +23,7 @@ from app.domain.iam.signing_secrets import key_problem
 from app.domain.shared.client_address import Network
 from app.settings.delivery import OutboundSettings, RetrySettings, SmtpSettings
 from app.settings.exchange import ExchangeLimits
+from app.settings.groups import grouped
 from app.settings.kafka_security import KafkaSecurity
 from app.settings.limits import InputLimits
 from app.settings.memory import MemoryBounds
@@ -34,6 +35,12 @@ class Settings(BaseSettings):
     """One settings object for every process (api, worker, cli)."""
 
     model_config = SettingsConfigDict(env_prefix="TOCSIN_", extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _group_by_variable(cls, values: Any) -> Any:
+        """A group's setting given by its variable's name (``kafka_sasl_username=``) goes to its group."""
+        return grouped(cls, values, "TOCSIN_") if isinstance(values, dict) else values
 
     var_dir: Path = Field(
         default=Path("var"),

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import annotated_types
-from pydantic import AliasChoices, SecretStr
+from pydantic import SecretStr
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings
 
-from app.settings import Settings
+from app.settings import Settings, groups
 from scripts.reference import NONE
 
 BOUNDS = (annotated_types.Ge, annotated_types.Gt, annotated_types.Le, annotated_types.Lt, annotated_types.MaxLen)
@@ -36,7 +35,7 @@ A list (`TOCSIN_LOOPBACK_TARGETS`, `TOCSIN_TRUSTED_PROXIES`) is comma-separated.
 logged nor shown; a `…_FILE` variable names a file holding it (a mounted secret).
 
 Read outside `app/settings/`, by the local components only: `TOCSIN_CACHE_DIR` (the Kafka jars,
-`~/.cache/tocsin/kafka`; `devstack/kafka.py`) and `TOCSIN_PG_BIN` (where the PostgreSQL server binaries
+`~/.cache/tocsin/kafka`; `devstack/jars.py`) and `TOCSIN_PG_BIN` (where the PostgreSQL server binaries
 are, for the tests' throwaway cluster, `tests/support/postgres_local.py`; else
 `/usr/lib/postgresql/*/bin`, then `PATH`). Tracing also reads OpenTelemetry's standard variables
 (`OTEL_EXPORTER_OTLP_*`, `OTEL_BSP_*`, `OTEL_SERVICE_NAME`, `OTEL_SDK_DISABLED`): see
@@ -53,17 +52,14 @@ def env_name(name: str) -> str:
 
 def variables() -> typing.Iterator[tuple[str, FieldInfo]]:
     """Every ``TOCSIN_*`` variable with its field, in the order of ``Settings``; a settings group (a
-    nested settings object) gives its own fields in place, under its own prefix or alias."""
+    nested settings object) gives its own fields in place (app/settings/groups.py names them)."""
     for name, field in Settings.model_fields.items():
         group = field.annotation
-        if not (isinstance(group, type) and issubclass(group, BaseSettings)):
+        if not groups.is_group(group):
             yield env_name(name), field
             continue
-        prefix = str(group.model_config.get("env_prefix", ""))
-        for inner, inner_field in group.model_fields.items():
-            alias = inner_field.validation_alias
-            named = alias.choices[0] if isinstance(alias, AliasChoices) else None
-            yield (named if isinstance(named, str) else f"{prefix}{inner}").upper(), inner_field
+        for variable, inner in groups.variables(group).items():
+            yield variable, group.model_fields[inner]
 
 
 def _type(annotation: Any) -> str:
