@@ -30,7 +30,9 @@ from api.routes import (
     organization,
     publish,
     roles,
+    sessions,
     signin,
+    signin_links,
     signin_webauthn,
     topics,
     workflows,
@@ -166,6 +168,8 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         deliveries.router,
         signin.router,
         signin_webauthn.router,
+        signin_links.router,
+        sessions.router,
     )
     # 422 for numbers the pipeline cannot carry and bodies nested deeper than a publish's, before storing
     bound_json_bodies(routers, settings.limits.publish_data_depth)

@@ -21,7 +21,9 @@ from api.console.render import HERE, allowed, can, form, guarded, lang_of, page,
 from api.deps import SessionDep, authorize_topic
 from api.pages import PageParams
 from api.routes import incidents, topics
-from api.routes.signin import TotpConfirmIn, end_one, totp_confirm, totp_enrolment
+from api.routes.sessions import end_one
+from api.routes.signin import totp_confirm, totp_enrolment
+from api.schemas.signin import TotpConfirmIn
 from app.domain.iam.principal import Principal
 from app.errors import InvalidInput
 from app.store import people

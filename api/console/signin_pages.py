@@ -20,7 +20,8 @@ from sqlalchemy import func, select
 
 from api.console.render import copy_cookies, form, page, redirect
 from api.deps import SessionDep
-from api.routes import signin
+from api.routes import signin, signin_links
+from api.schemas import signin as signin_bodies
 from app.errors import PermissionDenied, TocsinError
 from app.store import people
 from app.store.models import Organization
@@ -105,7 +106,7 @@ async def signin_password(request: Request, session: SessionDep) -> Response:
     api = Response()
     try:
         _same_origin(request)
-        body = signin.PasswordIn(
+        body = signin_bodies.PasswordIn(
             organization_id=org, email=fields.get("email", ""), password=fields.get("password", "")
         )
         result = await signin.password_signin(request, api, session, body)
@@ -127,7 +128,7 @@ async def signin_second_factor(request: Request, session: SessionDep) -> Respons
         method: Literal["totp", "recovery_code"] = (
             "recovery_code" if fields.get("method") == "recovery_code" else "totp"
         )
-        body = signin.SecondFactorIn(challenge=challenge, method=method, code=fields.get("code", ""))
+        body = signin_bodies.SecondFactorIn(challenge=challenge, method=method, code=fields.get("code", ""))
         result = await signin.second_factor(request, api, session, body)
     except (TocsinError, ValidationError) as exc:
         status, message = _refusal(exc)
@@ -146,7 +147,7 @@ async def signin_enrol_totp(request: Request, session: SessionDep) -> Response:
     api = Response()
     try:
         _same_origin(request)
-        body = signin.TotpConfirmIn(challenge=challenge, code=fields.get("code", ""))
+        body = signin_bodies.TotpConfirmIn(challenge=challenge, code=fields.get("code", ""))
         done = await signin.totp_confirm(request, api, session, body)
     except (TocsinError, ValidationError) as exc:
         status, message = _refusal(exc)
@@ -156,12 +157,12 @@ async def signin_enrol_totp(request: Request, session: SessionDep) -> Response:
 
 @router.post("/signin/magic_link")
 async def signin_magic_link(request: Request, session: SessionDep) -> Response:
-    return await _mail_request(request, session, signin.request_magic_link)
+    return await _mail_request(request, session, signin_links.request_magic_link)
 
 
 @router.post("/signin/password_reset")
 async def signin_password_reset(request: Request, session: SessionDep) -> Response:
-    return await _mail_request(request, session, signin.request_reset)
+    return await _mail_request(request, session, signin_links.request_reset)
 
 
 async def _mail_request(request: Request, session: SessionDep, send: Any) -> Response:
@@ -169,7 +170,7 @@ async def _mail_request(request: Request, session: SessionDep, send: Any) -> Res
     org = fields.get("organization_id", "")
     try:
         _same_origin(request)
-        await send(request, session, signin.AddressIn(organization_id=org, email=fields.get("email", "")))
+        await send(request, session, signin_bodies.AddressIn(organization_id=org, email=fields.get("email", "")))
     except (TocsinError, ValidationError) as exc:
         status, message = _refusal(exc)
         return await _signin_page(request, session, org, status=status, error=message)
@@ -188,8 +189,8 @@ async def signin_link(request: Request, session: SessionDep) -> Response:
     api = Response()
     try:
         _same_origin(request)
-        result = await signin.verify_magic_link(
-            request, api, session, signin.OneTimeTokenIn(token=fields.get("token", ""))
+        result = await signin_links.verify_magic_link(
+            request, api, session, signin_bodies.OneTimeTokenIn(token=fields.get("token", ""))
         )
     except (TocsinError, ValidationError) as exc:
         status, message = _refusal(exc)
@@ -215,9 +216,9 @@ async def _choose_password(request: Request, session: SessionDep, kind: str, act
     token = fields.get("token", "")
     try:
         _same_origin(request)
-        body = signin.NewPasswordIn(token=token, new_password=fields.get("new_password", ""))
+        body = signin_bodies.NewPasswordIn(token=token, new_password=fields.get("new_password", ""))
         taken = await people.take_one_time(session, token, (kind,), consume=False)
-        await signin._set_password(request, session, body, kind, action)
+        await signin_links.set_password(request, session, body, kind, action)
     except (TocsinError, ValidationError) as exc:
         status, message = _refusal(exc)
         path = "/console/invitation" if kind == "invitation" else "/console/password_reset"

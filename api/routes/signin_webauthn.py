@@ -27,15 +27,15 @@ from api.errors import error_responses
 from api.models import In, Out, Timestamp
 from api.pages import Page, page
 from api.people_auth import client_address, current_session, throttle
-from api.routes.signin import (
+from api.schemas.signin import SignInOut
+from api.signin_flow import (
     PENDING_ATTEMPTS,
-    SignInOut,
-    _consume,
-    _enrolling,
-    _failure,
-    _pending,
-    _state,
+    api_state,
     complete,
+    consume_step,
+    enrolling,
+    failure,
+    pending_step,
     require_method,
 )
 from app.domain.shared.ids import new_id
@@ -95,7 +95,7 @@ class AssertionOptionsIn(In):
 
 
 def _rp(request: Request) -> ceremony.RelyingParty:
-    return ceremony.RelyingParty.of(_state(request).settings.public_url)
+    return ceremony.RelyingParty.of(api_state(request).settings.public_url)
 
 
 def _out(row: WebAuthnCredential) -> dict[str, Any]:
@@ -114,7 +114,7 @@ def _out(row: WebAuthnCredential) -> dict[str, Any]:
 @router.post("/v1/signin/webauthn/registration:options", response_model=OptionsOut)
 async def registration_options(request: Request, body: RegistrationOptionsIn, session: SessionDep) -> dict[str, Any]:
     """Start registering an authenticator (one more: a user may have several)."""
-    account, _pending_row = await _enrolling(request, session, body.challenge)
+    account, _pending_row = await enrolling(request, session, body.challenge)
     require_method(await people.policy_of(session, account.organization_id), "webauthn")
     existing = [c.credential_id for c in await people.webauthn_credentials(session, account.id)]
     options, challenge = ceremony.registration_options(
@@ -129,7 +129,7 @@ async def registration_options(request: Request, body: RegistrationOptionsIn, se
 async def _register(
     request: Request, response: Response, session: AsyncSession, body: RegistrationIn
 ) -> dict[str, Any]:
-    account, pending = await _enrolling(request, session, body.challenge)
+    account, pending = await enrolling(request, session, body.challenge)
     require_method(await people.policy_of(session, account.organization_id), "webauthn")
     taken = await people.take_one_time(session, body.ceremony, (CEREMONY_KIND,))
     if taken.token is None or taken.token.account_id != account.id:
@@ -137,7 +137,7 @@ async def _register(
     try:
         done = ceremony.verify_registration(_rp(request), body.credential, str(taken.token.data["challenge"]))
     except ceremony.CeremonyFailed as exc:
-        _failure(session, account.organization_id, account, "webauthn", "registration_refused", client_address(request))
+        failure(session, account.organization_id, account, "webauthn", "registration_refused", client_address(request))
         await session.commit()
         raise InvalidInput(
             "the authenticator's answer does not verify",
@@ -170,7 +170,7 @@ async def _register(
     )
     signin = None
     if pending is not None and body.challenge:
-        await _consume(session, body.challenge, ("pending_enrol",))
+        await consume_step(session, body.challenge, ("pending_enrol",))
         signin = await complete(request, response, session, account, [pending.data["first"], "webauthn"], None)
     else:
         await session.commit()
@@ -195,7 +195,7 @@ async def registration_verify(
 
 
 async def _webauthn_step(request: Request, session: AsyncSession, challenge: str) -> tuple[Any, Account]:
-    pending, account = await _pending(session, challenge, ("pending_2fa",))
+    pending, account = await pending_step(session, challenge, ("pending_2fa",))
     require_method(await people.policy_of(session, account.organization_id), "webauthn")
     if "webauthn" not in pending.data.get("methods", []):
         raise InvalidInput(
@@ -264,10 +264,10 @@ async def _assert(request: Request, response: Response, session: AsyncSession, b
         pending.data = {**pending.data, "failures": failures, "webauthn_challenge": None}
         if failures >= PENDING_ATTEMPTS:
             pending.used_at = utcnow()
-        _failure(session, account.organization_id, account, "webauthn", reason, address)
+        failure(session, account.organization_id, account, "webauthn", reason, address)
         await session.commit()
         raise AuthenticationError("AUT-003", "the authenticator's answer was refused")
-    await _consume(session, body.challenge, ("pending_2fa",))
+    await consume_step(session, body.challenge, ("pending_2fa",))
     limits.succeeded(key, None)
     return await complete(request, response, session, account, [pending.data["first"], "webauthn"], None)
 
