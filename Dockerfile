@@ -50,13 +50,13 @@ COPY devstack devstack
 COPY cli cli
 RUN pip wheel -q --no-deps --wheel-dir /wheels . && rm -rf build *.egg-info
 
-# Maven resolves the broker's jars (devstack/kafka.py: the version and jars `make run` uses)
+# Maven resolves the broker's jars (devstack/jars.py: the version and jars `make run` uses)
 FROM python AS kafka-jars
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless maven >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 COPY devstack /srv/resolve/devstack
-RUN cd /srv/resolve && TOCSIN_CACHE_DIR=/opt/kafka-jars python -c 'from devstack.kafka import resolve_jars; resolve_jars()' \
+RUN cd /srv/resolve && TOCSIN_CACHE_DIR=/opt/kafka-jars python -c 'from devstack.jars import resolve_jars; resolve_jars()' \
  && rm -rf /root/.m2 /srv/resolve
 
 FROM python AS kafka

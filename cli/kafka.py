@@ -30,7 +30,8 @@ def scram_kafka(settings: Settings, users: list[str]) -> object:
 
 
 def cmd_kafka(settings: Settings, nodes: int = 1, scram_users: list[str] | None = None) -> None:
-    from devstack.kafka import LocalKafka, LocalKafkaCluster
+    from devstack.kafka import LocalKafka
+    from devstack.kafka_cluster import LocalKafkaCluster
 
     kafka: LocalKafka | LocalKafkaCluster
     if scram_users:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from app.settings import Settings
-from devstack.kafka import free_port
+from devstack.ports import free_port
 from tests.support.operator import ORDERS, Outcome, run_scenario, set_up_topic
 from tests.support.receiver import webhook_receiver
 from tests.support.stack import ROOT, Stack, wait_for

@@ -25,7 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.domain.iam.auth_policy import MAX_RESET_SECONDS, MIN_RESET_SECONDS
 from app.identity.session_tokens import secret_hash
 from app.store.models import SignInToken
-from devstack.kafka import LocalKafka, free_port
+from devstack.kafka import LocalKafka
+from devstack.ports import free_port
 from devstack.smtp_sink import SmtpSink
 from tests.support.db import in_db
 from tests.support.stack import Stack, wait_for

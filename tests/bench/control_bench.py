@@ -26,7 +26,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
-from devstack.kafka import free_port
+from devstack.ports import free_port
 from tests.bench.common import PROFILE, api_with_topic, progress, run_control_worker, stack_settings, write_publishes
 from tests.support.stack import ROOT, Stack
 

@@ -34,7 +34,8 @@ from typing import Any
 import httpx
 import psutil
 
-from devstack.kafka import LocalKafka, free_port
+from devstack.kafka import LocalKafka
+from devstack.ports import free_port
 from tests.bench import trace_ab
 from tests.bench.batch_bench import CONNECTIONS as BATCH_CONNECTIONS
 from tests.bench.batch_bench import batch_figures, raw_producer_rate, render_batch, write_batch_body

@@ -28,7 +28,7 @@ from standardwebhooks.webhooks import Webhook
 from app.domain.delivery.webhooks import new_secret
 from cli.dead_letters import cmd_dead_letters_list, cmd_dead_letters_replay
 from cli.profile import Target
-from devstack.kafka import free_port
+from devstack.ports import free_port
 from devstack.smtp_sink import SinkController
 from tests.support.effects import listen, timeline_entries
 from tests.support.receiver import QuietHandler, loopback_server

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from devstack.kafka import free_port, port_open
+from devstack.ports import free_port, port_open
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 

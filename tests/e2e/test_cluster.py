@@ -21,7 +21,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError
 
-from devstack.kafka import LocalKafkaCluster, run_coro_sync
+from devstack.kafka_cluster import LocalKafkaCluster
+from devstack.ports import run_coro_sync
 from tests.support.effects import listen, sink_totals
 from tests.support.scaling import assert_no_gaps, decision_lines
 from tests.support.stack import Stack, wait_for

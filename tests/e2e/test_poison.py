@@ -14,7 +14,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from app.domain.events.publish import state_key
-from devstack.kafka import run_coro_sync
+from devstack.ports import run_coro_sync
 from tests.support.scaling import decision_lines
 from tests.support.stack import Stack, wait_for
 

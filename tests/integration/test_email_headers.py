@@ -14,7 +14,7 @@ import uvloop
 from app.domain.workflows.workflow import render_template
 from app.executors.email import EmailExecutor, header_value
 from app.settings.delivery import EmailConfig
-from devstack.kafka import free_port
+from devstack.ports import free_port
 from devstack.smtp_sink import MailDir, SinkController
 
 CONTROLS = [

@@ -11,7 +11,7 @@ from typing import Any
 import uvloop
 from aiosmtpd.controller import Controller
 
-from devstack.kafka import free_port
+from devstack.ports import free_port
 from devstack.smtp_sink import MailDir, SinkController
 
 

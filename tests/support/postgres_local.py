@@ -29,7 +29,7 @@ from typing import Self
 
 import asyncpg
 
-from devstack.kafka import free_port, port_open, run_coro_sync
+from devstack.ports import free_port, port_open, run_coro_sync
 
 __all__ = ["LocalPostgres", "PostgresLocalError", "find_pg_bin"]
 

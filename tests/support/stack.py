@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 import httpx
 
 from app.identity.signing_keys import DEFAULT_KEY_FILE
-from devstack.kafka import LocalKafka, free_port
+from devstack.kafka import LocalKafka
+from devstack.ports import free_port
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]

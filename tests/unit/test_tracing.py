@@ -492,7 +492,7 @@ def test_an_unreachable_collector_neither_blocks_nor_fails_a_publish(
     """Nothing listens on the endpoint: the spans are counted failed (and dropped beyond the queue's
     bound), each publish's span still finishes, and shutdown returns."""
     from app.observability.span_batcher import SpanBatcher
-    from devstack.kafka import free_port
+    from devstack.ports import free_port
 
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")
     url = f"http://127.0.0.1:{free_port()}/v1/traces"
