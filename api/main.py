@@ -167,9 +167,9 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
         incidents.router,
         deliveries.router,
         signin.router,
-        signin_webauthn.router,
         signin_links.router,
         sessions.router,
+        signin_webauthn.router,
     )
     # 422 for numbers the pipeline cannot carry and bodies nested deeper than a publish's, before storing
     bound_json_bodies(routers, settings.limits.publish_data_depth)

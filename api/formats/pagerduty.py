@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from api.body import receive_body
 from api.deps import get_state
 from api.errors import OWN_ERRORS, describe
+from api.publishing import produce, publish_records, scope_request_id
 from api.responses import json_response
-from api.routes.publish import _produce, _records, scope_request_id
 from api.state import TopicRef
 from app.clock import now_ms
 from app.domain.events.control import policy_type
@@ -128,10 +128,10 @@ async def _enqueue(request: Request) -> Response:
     wait = state.publish_limits.take((f"integration_key/{key.id}", topic.id), 1)
     if wait:
         raise RateLimited("events for this routing key are arriving too quickly; retry later", retry_after=wait)
-    (record,) = _records(
+    (record,) = publish_records(
         state, topic.organization_id, ref, [payload], [event_id], now_ms(), scope_request_id(request.scope)
     )
-    await _produce(state, record)
+    await produce(state, record)
     answer = {"status": "success", "message": "Event processed", "dedup_key": dedup_key, "event_id": event_id}
     return json_response(answer, status_code=202)
 

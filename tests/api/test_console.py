@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.shared.ids import new_id
 from app.store.models import Incident
-from devstack.kafka import LocalKafka, free_port
+from devstack.kafka import LocalKafka
+from devstack.ports import free_port
 from devstack.smtp_sink import SmtpSink
 from tests.support.console import PASSWORD, console, csrf_of, person, signed_in
 from tests.support.db import in_db

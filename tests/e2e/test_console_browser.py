@@ -24,7 +24,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
-from devstack.kafka import LocalKafka, free_port
+from devstack.kafka import LocalKafka
+from devstack.ports import free_port
 from devstack.smtp_sink import SmtpSink
 from tests.support.console import PASSWORD, Person, person
 from tests.support.scaling import stop_checked
