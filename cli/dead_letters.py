@@ -12,7 +12,7 @@ import httpx
 import orjson
 
 from cli.profile import Target
-from cli.remote_api import api_client, check, refusal
+from cli.remote_api import api_client, check, refusal, segment
 
 COLUMNS = ("id", "kind", "status", "attempts", "replays", "event_id", "target", "last_error", "updated_at")
 
@@ -48,13 +48,19 @@ def cmd_dead_letters_list(target: Target, *, as_json: bool = False, out: IO[str]
     return len(rows)
 
 
-def cmd_dead_letters_replay(target: Target, delivery_ids: list[str], *, out: IO[str] | None = None) -> None:
+def cmd_dead_letters_replay(
+    target: Target,
+    delivery_ids: list[str],
+    *,
+    out: IO[str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> None:
     """Replay each; every one is tried, and the command fails (exit 1) if any was refused."""
     out = out or sys.stdout
     failed: list[str] = []
-    with api_client(target) as client:
+    with api_client(target, transport=transport) as client:
         for delivery_id in delivery_ids:
-            response = client.post(f"/dead_letters/{delivery_id}:replay")
+            response = client.post(f"/dead_letters/{segment(delivery_id)}:replay")
             if response.is_success:
                 out.write(f"{delivery_id}: {response.json().get('status', 'PENDING')}\n")
             else:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
+import httpx
 import orjson
 
 from cli.profile import Target
-from cli.remote_api import api_client, check
+from cli.remote_api import api_client, check, segment
 
 
 def _step_line(step: dict[str, Any]) -> str:
@@ -19,10 +20,17 @@ def _step_line(step: dict[str, Any]) -> str:
     return f"  {name}: {said}" if said else f"  {name}"
 
 
-def cmd_events_show(target: Target, event_id: str, *, as_json: bool = False, out: IO[str] | None = None) -> None:
+def cmd_events_show(
+    target: Target,
+    event_id: str,
+    *,
+    as_json: bool = False,
+    out: IO[str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> None:
     out = out or sys.stdout
-    with api_client(target) as client:
-        trace = check(client.get(f"/events/{event_id}"), f"the trace of {event_id}")
+    with api_client(target, transport=transport) as client:
+        trace = check(client.get(f"/events/{segment(event_id)}"), f"the trace of {event_id}")
     if as_json:
         out.write(orjson.dumps(trace, option=orjson.OPT_INDENT_2).decode() + "\n")
         return

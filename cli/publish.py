@@ -24,7 +24,7 @@ import httpx
 import orjson
 
 from cli.profile import Target
-from cli.remote_api import api_client, check, refusal
+from cli.remote_api import api_client, check, refusal, segment
 
 RETRIES = 5
 MAX_BATCH_BYTES = 1024 * 1024  # well under the server's batch limit (TOCSIN_MAX_PUBLISH_BATCH_BYTES, 4 MiB)
@@ -110,7 +110,7 @@ def _send_batches(
     progress = Progress(err)
     for batch in batches:
         body = b"\n".join(line for _n, line in batch) + b"\n"
-        response = _post(client, f"/workflow_topics/{topic}/publish:batch", body, "application/x-ndjson", err)
+        response = _post(client, f"/workflow_topics/{segment(topic)}/publish:batch", body, "application/x-ndjson", err)
         if not response.is_success:
             progress.done()
             raise SystemExit(
@@ -164,7 +164,7 @@ def _publish(client: httpx.Client, topic: str, stream: IO[bytes], batch_size: in
     except orjson.JSONDecodeError as exc:
         raise SystemExit(f"tocsin: the input is neither JSON nor NDJSON ({exc})") from None
     if isinstance(document, dict):
-        response = _post(client, f"/workflow_topics/{topic}/publish", text, "application/json", err)
+        response = _post(client, f"/workflow_topics/{segment(topic)}/publish", text, "application/json", err)
         event_id = check(response, "the publish")["id"]
         out.write(f"{event_id}\n")
         Progress(err).add(1)

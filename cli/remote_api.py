@@ -4,6 +4,7 @@ organization's paths, and the API's error body turned into one line for the term
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -19,6 +20,14 @@ def api_client(target: Target, timeout: float = 60, transport: httpx.BaseTranspo
         headers={"Authorization": f"Bearer {target.token}", "User-Agent": "tocsin-cli"},
         timeout=timeout,
     )
+
+
+def segment(value: str) -> str:
+    """``value`` as one path segment: quoted whole (``/``, ``?``, ``#``, ``%`` included), and ``.`` or ``..``
+    spelt ``%2E`` so that no id given on the command line can move the request to another path."""
+    if value in (".", ".."):
+        return "%2E" * len(value)
+    return quote(value, safe="")
 
 
 def refusal(response: httpx.Response) -> str:

@@ -6,6 +6,7 @@ batches, progress on stderr, a refused batch named by its input lines)."""
 from __future__ import annotations
 
 import io
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ import httpx
 import orjson
 import pytest
 
+from cli.dead_letters import cmd_dead_letters_replay
+from cli.events import cmd_events_show
 from cli.profile import ProfileError, Target, load_target
 from cli.publish import cmd_publish
 
@@ -112,3 +115,31 @@ def test_a_refused_batch_names_its_input_lines_and_what_was_published_before() -
 def test_input_that_is_no_json_is_refused_before_sending() -> None:
     with pytest.raises(SystemExit, match="neither JSON nor NDJSON"):
         _run(b"status=ACTUAL\n")
+
+
+@pytest.mark.parametrize("given", ["../incidents", "..", ".", "a/b?c#d", "x%2Fy"])
+def test_an_id_from_the_command_line_stays_one_path_segment(given: str) -> None:
+    """``tocsin events show ../incidents`` read ``GET …/incidents`` (outside attacker): each id is quoted
+    whole into its one segment, for every command that puts one in a path."""
+    seen: list[httpx.Request] = []
+
+    def api(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path.endswith(":replay"):
+            return httpx.Response(200, json={"status": "PENDING"})
+        if request.url.path.endswith("/publish"):
+            return httpx.Response(202, json={"id": "evt_1"})
+        return httpx.Response(200, json={"id": "evt_1", "steps": []})
+
+    transport = httpx.MockTransport(api)
+    cmd_events_show(TARGET, given, out=io.StringIO(), transport=transport)
+    cmd_dead_letters_replay(TARGET, [given], out=io.StringIO(), transport=transport)
+    body = io.BytesIO(b'{\n  "status": "ACTUAL",\n  "data": {}\n}\n')
+    cmd_publish(TARGET, given, "-", stdin=body, out=io.StringIO(), err=io.StringIO(), transport=transport)
+    org = "/v1/organizations/org_1"
+    one = urllib.parse.quote(given, safe="") if given not in (".", "..") else "%2E" * len(given)
+    assert [r.url.raw_path.decode() for r in seen] == [
+        f"{org}/events/{one}",
+        f"{org}/dead_letters/{one}:replay",
+        f"{org}/workflow_topics/{one}/publish",
+    ]
