@@ -10,6 +10,7 @@ the session cookie is SameSite=Strict.
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -31,10 +32,17 @@ HOME = "/console/incidents"
 
 
 def _next(value: str | None) -> str:
-    """Where to go after signing in: a console path only (never another site)."""
-    if value and value.startswith("/console/") and not value.startswith("//") and "\\" not in value:
-        return value
-    return HOME
+    """Where to go after signing in: a console path only (never another site), its dot segments
+    resolved first (``/console/../..//evil.example`` was echoed as given), else the console's home."""
+    if not value or "\\" in value or any(c < " " or c == "\x7f" for c in value):
+        return HOME
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or any(q in parts.path.lower() for q in ("%2e", "%2f", "%5c")):
+        return HOME
+    path = posixpath.normpath(parts.path) + ("/" if parts.path.endswith("/") else "")
+    if not path.startswith("/console/") or path.startswith("//"):
+        return HOME
+    return path + (f"?{parts.query}" if parts.query else "")
 
 
 def _same_origin(request: Request) -> None:

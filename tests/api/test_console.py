@@ -18,6 +18,7 @@ import pyotp
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from api.console import signin_pages
 from app.domain.shared.ids import new_id
 from app.store.models import Incident
 from devstack.kafka import LocalKafka
@@ -109,6 +110,32 @@ def test_signin_cookie_is_httponly_secure_strict(stack: Stack) -> None:
         r = c.post("/signin/password", data={"organization_id": stack.org, "email": email, "password": PASSWORD})
         cookie = next(h for h in r.headers.get_list("set-cookie") if h.startswith("tocsin_session="))
         assert all(flag in cookie.lower() for flag in ("httponly", "secure", "samesite=strict"))
+
+
+EVIL_NEXT = "/console/../..//evil.example"
+
+
+def test_next_leaves_the_console_never(stack: Stack) -> None:
+    """``next=/console/../..//evil.example`` was echoed into the form and the 303's Location (outside
+    attacker): its dot segments are resolved first, and what leaves /console/ is the home page."""
+    email = person(stack, "viewer").email
+    with console(stack) as c:
+        form = c.get("/signin", params={"next": EVIL_NEXT})
+        assert form.status_code == 200 and "evil" not in form.text
+        data = {"organization_id": stack.org, "email": email, "password": PASSWORD, "next": EVIL_NEXT}
+        r = c.post("/signin/password", data=data)
+        assert r.status_code == 303 and r.headers["location"] == "/console/incidents"
+        data["next"] = "/console/./topics/../incidents?mode=DRILL"
+        r = c.post("/signin/password", data=data)
+        assert r.status_code == 303 and r.headers["location"] == "/console/incidents?mode=DRILL"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [EVIL_NEXT, "//evil.example/console/", "/console/%2e%2e/%2e%2e//evil.example", "/console/\\evil", "/console"],
+)
+def test_next_outside_the_console_is_the_home_page(given: str) -> None:
+    assert signin_pages._next(given) == "/console/incidents"
 
 
 def test_list_shows_open_first_and_marks_exercises_and_filters_by_mode(stack: Stack, owner: httpx.Client) -> None:
