@@ -123,6 +123,7 @@ def test_batch_mode_events_are_one_batch_publish(api: Stack) -> None:
         ({"tocsinareas": '"kanto"'}, None, "tocsinareas"),
         ({"type": "x" * 2000}, None, "type"),
         ({"id": "i" * 300}, None, "id"),
+        ({"subject": "a\x00b"}, None, "subject"),  # percent-encoded as %00: PostgreSQL refuses NUL
         ({}, ["not", "an", "object"], "data"),
     ],
 )

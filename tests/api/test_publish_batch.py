@@ -182,12 +182,13 @@ def test_numbers_out_of_range_are_refused_by_index_in_a_batch(api: Stack, conten
         orjson.dumps(item(f"{tag}-n-2")),
         orjson.dumps(item(f"{tag}-n-3")).replace(b'"data":{', b'"data":{"huge":1e400,', 1),
         orjson.dumps(item(f"{tag}-n-4")).replace(b'"data":{', b'"data":{"edge":9223372036854775807,', 1),
+        orjson.dumps(item(f"{tag}-n-5")).replace(b'"data":{', b'"data":{"z":"\\u0000",', 1),  # PostgreSQL: no NUL
     ]
     body = b"\n".join(texts) if content_type == "application/x-ndjson" else b"[" + b",".join(texts) + b"]"
     r = post_batch(api, topic, content=body, content_type=content_type)
     assert r.status_code == 422, r.text
     refused = {entry["index"]: {f["field"] for f in entry["fields"]} for entry in r.json()["details"]["items"]}
-    assert set(refused) == {1, 3}, refused  # 2**63 - 1 is within range
+    assert set(refused) == {1, 3, 5}, refused  # 2**63 - 1 is within range
     ok = post_batch(api, topic, [item(f"{tag}-ok")])
     assert ok.status_code == 202, ok.text
     assert not [m for m in wait_stored(api, f"{tag}-ok") if m.startswith(f"{tag}-n-")], "a refused batch was stored"

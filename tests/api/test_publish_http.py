@@ -123,6 +123,11 @@ INVALID: list[tuple[str, Any, str]] = [
     ("metric not a number", {**GOOD, "event_control": {"metrics": {"pga": "high"}}}, "event_control.metrics.pga"),
     ("areas not strings", {**GOOD, "event_control": {"areas": [1, 2]}}, "event_control.areas.0"),
     ("empty partition_key", {**GOOD, "event_control": {"partition_key": ""}}, "event_control.partition_key"),
+    # PostgreSQL refuses U+0000 in text and jsonb: accepted, such an event could never be decided
+    ("NUL in data", {**GOOD, "data": {"a": "x\x00"}}, "data.a"),
+    ("NUL in event.id", {**GOOD, "event": {"id": "nul\x00id"}}, "event.id"),
+    ("NUL in event.name", {**GOOD, "event": {"name": "\u202ertl\x00"}}, "event.name"),
+    ("NUL in partition_key", {**GOOD, "event_control": {"partition_key": "k\x00"}}, "event_control.partition_key"),
     (
         "sound volume above 1",
         {**GOOD, "notification": {"alert": {"options": {"notification": {"sound": {"volume": 1.5}}}}}},

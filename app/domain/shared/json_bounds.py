@@ -8,13 +8,16 @@ storing anything:
 
 - an integer outside the signed 64-bit range, :data:`INT_MIN` .. :data:`INT_MAX`;
 - a number that is not finite (``1e400`` parses as infinity; ``NaN``);
-- nesting deeper than the limit (the publish body's ``TOCSIN_MAX_PUBLISH_DATA_DEPTH``).
+- nesting deeper than the limit (the publish body's ``TOCSIN_MAX_PUBLISH_DATA_DEPTH``);
+- text (a string or an object's key) holding the NUL character U+0000, which PostgreSQL's text and
+  jsonb refuse: accepted, such an event could never be stored, so never decided.
 
 Depth counts containers: the root object is level 1. The walk is iterative, goes no deeper than
 the limit and reports at most one violation of each kind. :func:`may_exceed` is the cheap check
 on the raw body that decides whether a walk is needed at all: a body with fewer ``{``/``[`` than
 the limit cannot nest deeper, and one without a run of 19 digits or a three-digit exponent
-cannot hold a number out of range.
+cannot hold a number out of range, and one without the escape ``\\u0000`` no NUL (JSON text cannot
+carry it unescaped).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ INT_MIN: Final = -(2**63)
 INT_MAX: Final = 2**63 - 1
 RANGE_MESSAGE: Final = f"integers must be within the signed 64-bit range ({INT_MIN} to {INT_MAX})"
 FINITE_MESSAGE: Final = "numbers must be finite (a JSON number too large for a double is refused)"
+NUL_MESSAGE: Final = "text must not contain the NUL character (U+0000)"
 
 # A body "may hold a number out of range" when it has a run of 19 digits, an exponent of three digits
 # or more (e or E, an optional sign, then digits: ``[eE][+-]?0*\d{3}``), or NaN or Infinity. Searched
@@ -59,7 +63,7 @@ def may_exceed(body: bytes, max_depth: int | None) -> bool:
     """False when ``body`` cannot hold a violation (see the module text); True means: walk it."""
     if max_depth is not None and body.count(b"{") + body.count(b"[") > max_depth:
         return True
-    return suspect_number(body)
+    return b"\\u0000" in body or suspect_number(body)
 
 
 def suspect_number(body: bytes) -> bool:
@@ -79,7 +83,8 @@ def _path(parts: tuple[str | int, ...]) -> str:
 
 
 def json_violations(root: Any, prefix: tuple[str | int, ...] = (), max_depth: int | None = None) -> Iterator[Violation]:
-    """Out-of-range numbers and (with ``max_depth``) too deep nesting inside one parsed JSON value."""
+    """Out-of-range numbers, text holding NUL and (with ``max_depth``) too deep nesting inside one
+    parsed JSON value."""
     seen: set[str] = set()
     stack: list[tuple[Any, tuple[str | int, ...], int]] = [(root, prefix, 1)]
     while stack:
@@ -92,10 +97,17 @@ def json_violations(root: Any, prefix: tuple[str | int, ...] = (), max_depth: in
                 continue
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, item in items:
-                if isinstance(item, dict | list | int | float):
+                if isinstance(key, str) and "\x00" in key and "text" not in seen:
+                    seen.add("text")
+                    yield _path((*path, key.replace("\x00", "\\u0000"))), NUL_MESSAGE
+                if isinstance(item, dict | list | int | float | str):
                     stack.append((item, (*path, key), depth + 1))
+        elif isinstance(value, str):
+            if "\x00" in value and "text" not in seen:
+                seen.add("text")
+                yield _path(path), NUL_MESSAGE
         elif (problem := number_problem(value)) is not None and "number" not in seen:
             seen.add("number")
             yield _path(path), problem
-        if len(seen) == 2 or (max_depth is None and seen):
+        if len(seen) == 3 or (max_depth is None and seen):
             return
