@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Generic, TypeVar
 
 import orjson
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Request
+from fastapi.dependencies.models import Dependant
 from sqlalchemy import ColumnElement, Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -45,12 +47,43 @@ class PageParams:
     cursor: str | None
 
 
+def _query_names(dependant: Dependant) -> set[str]:
+    """The query parameters a route declares, its dependencies' included."""
+    names = {field.alias for field in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+_DECLARED: dict[int, frozenset[str]] = {}
+
+
+def _refuse_unknown_parameters(request: Request) -> None:
+    """A list answers 422 for a query parameter it does not take (``?mode=BOGUS`` used to give the
+    whole list, as if the filter had matched everything)."""
+    route = request.scope.get("route")
+    dependant: Dependant | None = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    declared = _DECLARED.get(id(route))
+    if declared is None:
+        declared = _DECLARED[id(route)] = frozenset(_query_names(dependant))
+    unknown = sorted({name for name in request.query_params if name not in declared})
+    if unknown:
+        raise InvalidInput(
+            f"{unknown[0]} is not a parameter of this list (it takes {', '.join(sorted(declared))})",
+            details={"fields": [{"field": name, "message": "unknown parameter"} for name in unknown[:20]]},
+        )
+
+
 def page_params(
+    request: Request,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="items per page")] = DEFAULT_LIMIT,
     cursor: Annotated[
         str | None, Query(min_length=1, max_length=512, description="next_cursor of the previous page")
     ] = None,
 ) -> PageParams:
+    _refuse_unknown_parameters(request)
     return PageParams(limit, cursor)
 
 
@@ -61,6 +94,18 @@ def _bad_cursor() -> InvalidInput:
     return InvalidInput(
         "cursor is not a next_cursor this list gave", details={"fields": [{"field": "cursor", "message": "invalid"}]}
     )
+
+
+# what an id-keyed list's cursor looks like: an id, ``<prefix>_<base32 or hex>`` (app/domain/shared/ids.py)
+_ID_CURSOR = re.compile(r"[a-z][a-z0-9]*_[0-9a-z]{10,64}")
+
+
+def id_cursor(cursor: str | None) -> str | None:
+    """``cursor`` when it can be an id a list gave as ``next_cursor``, else ``422`` (``?cursor=garbage``
+    used to start the page after the text ``garbage``: the whole list, as if no cursor were sent)."""
+    if cursor is not None and _ID_CURSOR.fullmatch(cursor) is None:
+        raise _bad_cursor()
+    return cursor
 
 
 def _time_cursor(at: datetime, key: str) -> str:
@@ -91,7 +136,7 @@ async def paginate(
 ) -> tuple[list[Any], str | None]:
     """One page of ``query``'s rows, ordered by the unique ``key`` (ascending, or descending with
     ``newest_first``: time-sortable ids), and the next cursor (the last row's key)."""
-    if params.cursor is not None:
+    if id_cursor(params.cursor) is not None:
         query = query.where(key < params.cursor if newest_first else key > params.cursor)
     query = query.order_by(key.desc() if newest_first else key).limit(params.limit + 1)
     rows = (await session.scalars(query)).all()

@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from api.deps import SessionDep, require
 from api.models import In, Out, Timestamp
-from api.pages import Page, PageDep, cut, page, paginate, paginate_by_time
+from api.pages import Page, PageDep, cut, id_cursor, page, paginate, paginate_by_time
 from app.domain.iam.evaluation import evaluate_pattern
 from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import resource_name
@@ -127,7 +127,7 @@ async def list_incidents(
         rows, nxt = await paginate(session, query, params, Incident.id)
         return page([incident_out(i) for i in rows], nxt)
     visible: list[Incident] = []
-    after = params.cursor
+    after = id_cursor(params.cursor)
     while len(visible) <= params.limit:
         batch_query = query.where(Incident.id > after) if after is not None else query
         batch = (await session.scalars(batch_query.order_by(Incident.id).limit(VISIBILITY_BATCH))).all()

@@ -12,7 +12,7 @@ from api.deps import SessionDep, StateDep, authenticate, require
 from api.errors import CONFLICT
 from api.guard import ensure_holds
 from api.models import In, Out, Timestamp
-from api.pages import Page, PageDep, cut, page
+from api.pages import Page, PageDep, cut, id_cursor, page
 from api.rows import row_in_org
 from app.domain.iam.permissions import is_valid_permission
 from app.domain.iam.principal import Principal
@@ -99,6 +99,11 @@ def role_out(row: CustomRole) -> dict[str, Any]:
     }
 
 
+def _role_cursor(cursor: str | None) -> str | None:
+    """A role list's cursor: a system role's name or a custom role's id, else 422."""
+    return cursor if cursor in SYSTEM_ROLES else id_cursor(cursor)
+
+
 def _system_roles_after(cursor: str | None) -> list[dict[str, Any]]:
     return [
         system_role_out(r) for r in sorted(SYSTEM_ROLES.values(), key=lambda r: r.id) if not cursor or r.id > cursor
@@ -109,7 +114,7 @@ def _system_roles_after(cursor: str | None) -> list[dict[str, Any]]:
 async def list_system_roles(request: Request, state: StateDep, params: PageDep) -> Page[Any]:
     """System roles: predefined, unchangeable. Any authenticated caller may read them."""
     await authenticate(state, request.headers.get("authorization"))
-    rows, nxt = cut(_system_roles_after(params.cursor), params, lambda r: str(r["id"]))
+    rows, nxt = cut(_system_roles_after(_role_cursor(params.cursor)), params, lambda r: str(r["id"]))
     return page(rows, nxt)
 
 
@@ -151,7 +156,7 @@ async def list_roles(
 ) -> Page[Any]:
     """System and custom roles in one list ordered by id (system ids are their names)."""
     query = select(CustomRole).where(CustomRole.organization_id == org_id)
-    if params.cursor:
+    if _role_cursor(params.cursor):
         query = query.where(CustomRole.id > params.cursor)
     # up to limit + 1 custom roles after the cursor: with the system roles after it, enough to cut the page
     custom = (await session.scalars(query.order_by(CustomRole.id).limit(params.limit + 1))).all()

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select, update
 
 from api.deps import SessionDep, StateDep, authenticate, authorize_topic, permission_extra, require
 from api.errors import CONFLICT
-from api.pages import Page, PageDep, cut, page, page_in_org
+from api.pages import Page, PageDep, cut, id_cursor, page, page_in_org
 from api.schemas.topics import ControlStateOut, SharedTopicOut, TopicIn, TopicOut, TopicPatch
 from app.clock import now_ms
 from app.domain.events.control import POLICY_CHANGED, POLICY_TYPE_CHANGED_KEY, declared_type, policy_type
@@ -371,5 +371,6 @@ async def list_shared_topics(
     """Topics of other organizations this one may receive (public, or restricted and shared with
     it); a workflow subscribes with ``topic`` and ``topic_organization_id``."""
     receivable = sorted(await shared_topics(session, org_id), key=lambda t: t.id)
-    rows, nxt = cut([t for t in receivable if params.cursor is None or t.id > params.cursor], params, lambda t: t.id)
+    after = id_cursor(params.cursor) or ""
+    rows, nxt = cut([t for t in receivable if t.id > after], params, lambda t: t.id)
     return page([{k: v for k, v in topic_out(t).items() if k not in _OWNER_ONLY} for t in rows], nxt)

@@ -139,6 +139,27 @@ def test_every_list_refuses_bad_paging_parameters(
     assert (r.status_code, r.json()["code"]) == (422, "VAL-001"), r.text
 
 
+@pytest.mark.parametrize("template", LISTS)
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [({"mode": "BOGUS"}, "mode"), ({"cursor": "garbage"}, "cursor"), ({"cursor": "inc_"}, "cursor")],
+)
+def test_every_list_refuses_an_unknown_parameter_and_a_cursor_it_never_gave(
+    api: Stack, seeded: dict[str, str], template: str, params: dict[str, Any], named: str
+) -> None:
+    """``?mode=BOGUS`` and ``?cursor=garbage`` on …/incidents answered 200 with the whole list (outside
+    attacker): an unknown parameter and a cursor that is no id are 422 naming the parameter."""
+    with api.client() as c:
+        r = c.get(template.format(base=api.base_url, **seeded), params=params)
+    assert (r.status_code, r.json()["code"]) == (422, "VAL-001"), r.text
+    assert [f["field"] for f in r.json()["details"]["fields"]] == [named], r.text
+
+
+def test_a_lists_own_filter_is_still_taken(api: Stack) -> None:
+    with api.client() as c:
+        assert c.get("/push_notifications", params={"event_id": "evt_x"}).json()["items"] == []
+
+
 def test_the_issue_lists_are_in_order_and_a_forged_timeline_cursor_is_422(api: Stack, seeded: dict[str, str]) -> None:
     with api.client() as c:
         timeline = c.get(f"/incidents/{seeded['incident']}/events").json()["items"]
