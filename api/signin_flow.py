@@ -41,7 +41,7 @@ POLICY_REFUSED = {
     "webauthn": "WebAuthn is turned off by the organization's authentication policy",
     "recovery_code": "recovery codes go with TOTP, which the organization's authentication policy turns off",
 }
-# sign-in e-mails (magic link, password reset): per typed address and per client address
+# sign-in e-mails (magic link, password reset): per address (login_key) and per client address
 MAIL_RULE = BackoffRule(free=3, base=60.0, cap=900.0, forget_after=3600.0)
 
 

@@ -21,6 +21,7 @@ from api.schemas.signin import AcceptedOut, AddressIn, InvitationOut, NewPasswor
 from api.signin_flow import after_first, api_state, consume_step, device_key, mail_limit, require_method, step_problem
 from api.state import ApiState
 from app.domain.iam.principal import Principal
+from app.domain.iam.signin_throttle import login_key
 from app.errors import InvalidInput, RateLimited
 from app.identity import passwords
 from app.identity.session_tokens import (
@@ -54,7 +55,7 @@ async def _send_magic_link(state: ApiState, org_id: str, email: str) -> None:
 
 def _mail_throttle(request: Request, org_id: str, email: str) -> None:
     limit = mail_limit(request)
-    keys = [("mail", org_id, email.lower()), ("mail-address", client_address(request))]
+    keys = [("mail", org_id, login_key(email)), ("mail-address", client_address(request))]
     wait = max(limit.wait(k) for k in keys)
     if wait > 0:
         raise RateLimited("too many sign-in e-mails asked for; wait before asking again", retry_after=wait)

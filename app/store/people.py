@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.domain.iam.auth_policy import AuthenticationPolicy
 from app.domain.iam.resource_names import organization_name
+from app.domain.iam.signin_throttle import login_key
 from app.domain.shared.ids import new_id
 from app.identity.session_tokens import (
     ACCESS_TOKEN_SECONDS,
@@ -46,7 +47,7 @@ async def find_user(session: AsyncSession, org_id: str, email: str) -> Account |
                 Account.organization_id == org_id,
                 Account.kind == "user_account",
                 Account.status == "ACTIVE",
-                func.lower(Account.email) == email.strip().lower(),
+                func.lower(Account.email) == login_key(email),
             )
             .order_by(Account.created_at, Account.id)
             .limit(1)

@@ -556,6 +556,30 @@ def test_throttling_slows_a_stranger_not_the_real_users_device(api: Stack, owner
     assert any(e["detail"]["reason"] == "throttled" for e in audit(owner, "signin_failure"))
 
 
+def test_throttling_counts_the_account_however_its_address_is_typed(
+    api: Stack, owner: httpx.Client, mail: tuple[Mail, int]
+) -> None:
+    """Accounts match case-insensitively and without surrounding spaces, so the throttle must count
+    them so too (outside attacker: ``Viewer@Example.com`` and ``"viewer@example.com "`` had fresh
+    buckets after ``viewer@example.com`` reached 429, and the right password then signed in)."""
+    email = new_user(api, owner)
+    variants = [email.upper(), f"{email} ", f"\t{email.title()}\u00a0"]
+    answers = [password_signin(api, email, f"guess {i}").status_code for i in range(7)]
+    assert answers[:6] == [401] * 6 and answers[6] == 429
+    for variant in variants:
+        r = password_signin(api, variant)
+        assert r.status_code == 429, (variant, r.text)
+    # the sign-in e-mails likewise (4 asked, then a wait), however the address is typed
+    set_policy(owner, magic_link_enabled=True)
+    try:
+        ask = {"organization_id": api.org}
+        typed = [email, *variants, f" {email.upper()}"]
+        codes = [post(api, "/signin/magic_link", {**ask, "email": e}).status_code for e in typed]
+        assert codes == [202, 202, 202, 202, 429], codes
+    finally:
+        set_policy(owner)
+
+
 def signed_in_device(api: Stack, email: str) -> str:
     body = password_signin(api, email).json()
     token: str = body["device_token"]

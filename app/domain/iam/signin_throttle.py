@@ -4,8 +4,9 @@ Three counters of failed sign-ins, each with exponential backoff once its free f
 
 - per **address** (the client address): a stranger trying many accounts from one address is slowed
   on all of them;
-- per **account** (organization + e-mail as typed, whether or not such a user exists, so the
-  answer never tells): a stranger trying one account from many addresses is slowed;
+- per **account** (organization + e-mail, normalised by :func:`login_key` exactly as the account
+  lookup compares it, whether or not such a user exists, so the answer never tells): a stranger
+  trying one account from many addresses is slowed, however the address is typed;
 - per **device**: a request carrying a device token that an earlier successful sign-in to that
   account handed out is counted on that device instead of on the account. The real user's own
   browser is therefore never slowed by a stranger's failures on the account (it only pays for
@@ -22,6 +23,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+
+
+def login_key(email: str) -> str:
+    """An e-mail as sign-in compares it: without surrounding whitespace, lower case. The account
+    lookup (app/store/people.find_user) and every throttle keyed on an address use this one function,
+    so no spelling that finds the account escapes its counter."""
+    return email.strip().lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +100,7 @@ class SignInThrottle:
 
     @staticmethod
     def account_key(org_id: str, login: str) -> tuple[str, str]:
-        return (org_id, login.strip().lower())
+        return (org_id, login_key(login))
 
     def wait(self, address: str, account: tuple[str, str], device: str | None) -> float:
         own = self.device.wait(device) if device else self.account.wait(account)
