@@ -56,22 +56,6 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path, request: pytest.FixtureRequ
     stop_checked(stacks, allowed)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """For ``make test``'s two processes (pytest-xdist, ``--dist loadgroup``): the slow tests (brokers
-    stopped, workers killed, load) form one group that runs first, on one process, one at a time, so
-    no two of them share the two cores; every other test goes with its module (its module-scoped
-    stacks start once) to whichever process is free. Without xdist nothing changes."""
-    if not getattr(config.option, "numprocesses", None):
-        return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    rest = [item for item in items if not item.get_closest_marker("slow")]
-    for item in slow:
-        item.add_marker(pytest.mark.xdist_group("slow"))
-    for item in rest:
-        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    items[:] = slow + rest
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Nothing the tests started may outlive them: fail the run if a child process is left. Under
     pytest-xdist each worker process checks its own children; the controller's are the workers."""
