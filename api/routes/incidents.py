@@ -20,10 +20,11 @@ from app.domain.iam.evaluation import evaluate_pattern
 from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import resource_name
 from app.domain.shared.ids import new_id
+from app.domain.workflows.incidents import changes_from
 from app.errors import NotFound
 from app.store.accounts import utcnow
 from app.store.models import FormAnswer, Incident, IncidentEvent
-from app.store.results import event_trace
+from app.store.results import change_incident_status, event_trace
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["incidents"])
 FULL = "organization.incident:fullaccess"
@@ -164,24 +165,25 @@ async def update_incident(
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:update", ONE))],
 ) -> dict[str, Any]:
+    # A change to the status the incident has changes nothing; of concurrent changes to one status
+    # exactly one is made and has a timeline entry (one conditional write), the others answer like
+    # that repeat: the incident as it is.
     inc = await visible_incident(session, principal, org_id, incident_id)
     if body.status != inc.status:
         now = utcnow()
-        inc.status = body.status
-        if body.status == "ACKNOWLEDGED":
-            inc.acknowledged_at = now
-        inc.resolved_at = now if body.status == "RESOLVED" else None
-        session.add(
-            IncidentEvent(
-                id=new_id("iev"),
-                incident_id=inc.id,
-                kind=body.status,
-                message=f"status {body.status}",
-                author_id=principal.account_id,
-                created_at=now,
+        if await change_incident_status(session, inc.id, body.status, now, changes_from(body.status)):
+            session.add(
+                IncidentEvent(
+                    id=new_id("iev"),
+                    incident_id=inc.id,
+                    kind=body.status,
+                    message=f"status {body.status}",
+                    author_id=principal.account_id,
+                    created_at=now,
+                )
             )
-        )
         await session.commit()
+        await session.refresh(inc)
     return incident_out(inc)
 
 

@@ -5,12 +5,12 @@ app/domain/workflows/episodes.py; this module only persists it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, or_, select, tuple_
+from sqlalchemy import and_, delete, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,10 +21,12 @@ from app.domain.workflows.episodes import (
     EndedEpisode,
     FoundIncident,
     episode_keys,
+    lose_change,
     plan_incident_actions,
     publisher_event_ids,
     source_partition_keys,
 )
+from app.domain.workflows.incidents import SOURCE_CHANGES_FROM
 from app.store.models import (
     ControlStateView,
     EventTraceStep,
@@ -53,7 +55,9 @@ class SinkOutcome:
 
 async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[str, Any]]) -> SinkOutcome:
     """Persist what a batch of RUN_OPERATION_BOOK effects does to incidents, in order (the
-    episode rules: app/domain/workflows/episodes.py). An effect seen before changes nothing."""
+    episode rules: app/domain/workflows/episodes.py). An effect seen before changes nothing; a
+    status change whose incident someone else changed since it was read is not made
+    (:func:`change_incident_status`), and its effect did what the rules say then."""
     ids = [a["effect_id"] for a in actions]
     seen = set((await session.scalars(select(IncidentEvent.id).where(IncidentEvent.id.in_(ids)))).all())
     open_by_event = await _open_incidents(session, actions)
@@ -68,17 +72,24 @@ async def apply_incident_actions(session: AsyncSession, actions: Sequence[dict[s
         await _ended_episodes(session, actions),
     )
     incidents = [_incident(incident_id, action) for incident_id, action in plan.created]
-    found.update((i.id, i) for i in incidents)
+    new = {i.id: i for i in incidents}
+    found.update(new)
     for incident_id, action in plan.reopened_by.items():  # its opening action, arrived after later ones
         opened = found[incident_id]  # (one this batch created, too)
         opened.event_id, opened.server_event_id = action.get("publisher_event_id"), action["event_id"]
         opened.title, opened.created_at = action["title"], ms_to_datetime(action["accepted_ms"])
-    for incident_id, at_ms in plan.acknowledged.items():
-        found[incident_id].status, found[incident_id].acknowledged_at = "ACKNOWLEDGED", ms_to_datetime(at_ms)
+    for incident_id, at_ms in plan.acknowledged.items():  # those read from the store: plan.changes below
+        if incident_id in new:
+            new[incident_id].status, new[incident_id].acknowledged_at = "ACKNOWLEDGED", ms_to_datetime(at_ms)
     for incident_id, at_ms in plan.resolved.items():
-        found[incident_id].status, found[incident_id].resolved_at = "RESOLVED", ms_to_datetime(at_ms)
+        if incident_id in new:
+            new[incident_id].status, new[incident_id].resolved_at = "RESOLVED", ms_to_datetime(at_ms)
     session.add_all(incidents)
     await session.flush()
+    for change in plan.changes:
+        at = ms_to_datetime(change.at_ms)
+        if not await change_incident_status(session, change.incident_id, change.status, at, change.from_statuses):
+            lose_change(plan, change)
     session.add_all(
         IncidentEvent(
             id=e.id,
@@ -157,19 +168,44 @@ def _incident(incident_id: str, action: dict[str, Any]) -> Incident:
     )
 
 
+async def change_incident_status(
+    session: AsyncSession, incident_id: str, status: str, at: datetime, from_statuses: Collection[str]
+) -> bool:
+    """Change the incident to ``status`` at ``at`` if it is still in one of ``from_statuses``, in one
+    conditional write; whether it was. Of concurrent changes of one incident (sink batches, people,
+    a topic change) exactly one finds it in such a status and changes it, on SQLite (writers take
+    turns) and PostgreSQL (the row's writer waits for the other and checks the status again);
+    the caller writes the timeline entry only when this answers True. Loaded instances of the
+    incident are not updated."""
+    values: dict[str, Any] = {"status": status, "resolved_at": at if status == "RESOLVED" else None}
+    if status == "ACKNOWLEDGED":
+        values["acknowledged_at"] = at
+    done = await session.execute(
+        update(Incident)
+        .where(Incident.id == incident_id, Incident.status.in_(sorted(from_statuses)))
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return getattr(done, "rowcount", 0) == 1
+
+
 async def resolve_episode_incidents(session: AsyncSession, topic_id: str, message: str, author_id: str) -> int:
     """Resolve every open incident of a control episode of ``topic_id`` (any organization's: a
-    shared topic's receivers' too), each with a timeline entry saying why; how many."""
+    shared topic's receivers' too), each with a timeline entry saying why; how many (one resolved
+    meanwhile by someone else is not counted, nor given an entry)."""
     now = datetime.now(UTC)
     rows = (
         await session.scalars(
-            select(Incident).where(
-                Incident.topic_id == topic_id, Incident.episode_key.is_not(None), Incident.status != "RESOLVED"
-            )
+            select(Incident)
+            .where(Incident.topic_id == topic_id, Incident.episode_key.is_not(None), Incident.status != "RESOLVED")
+            .order_by(Incident.created_at, Incident.id)
         )
     ).all()
+    resolved = 0
     for incident in rows:
-        incident.status, incident.resolved_at = "RESOLVED", now
+        if not await change_incident_status(session, incident.id, "RESOLVED", now, SOURCE_CHANGES_FROM["RESOLVED"]):
+            continue
+        resolved += 1
         session.add(
             IncidentEvent(
                 id=new_id("iev"),
@@ -180,7 +216,7 @@ async def resolve_episode_incidents(session: AsyncSession, topic_id: str, messag
                 created_at=now,
             )
         )
-    return len(rows)
+    return resolved
 
 
 async def _episode_incidents(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -241,6 +242,35 @@ def test_incidents_can_be_acknowledged_and_resolved(api: Stack, owner: httpx.Cli
     assert done["status"] == "RESOLVED" and done["resolved_at"]
     kinds = [e["kind"] for e in owner.get(f"/incidents/{incident}/events").json()["items"]]
     assert kinds == ["ACKNOWLEDGED", "RESOLVED"]
+
+
+def test_concurrent_changes_to_one_status_are_made_once(api: Stack) -> None:
+    """The outside attack's defect: five PATCHes resolving one incident at once all read it OPEN
+    and each wrote a RESOLVED entry. The change is one conditional write: one is made, with its
+    entry; the others answer 200 with the incident as it is, like a repeat. Resolve, reopen and
+    acknowledge go the same way. Failed before the fix (on both databases; the race is not
+    certain in every round, hence six)."""
+    incident = insert_incident(api)
+    clients = [api.client() for _ in range(5)]
+
+    def change(client: httpx.Client, status: str) -> httpx.Response:
+        return client.patch(f"/incidents/{incident}", json={"status": status})
+
+    try:
+        with ThreadPoolExecutor(len(clients)) as pool:
+            assert {r.status_code for r in pool.map(lambda c: c.get(f"/incidents/{incident}"), clients)} == {200}
+            for status in ("RESOLVED", "OPEN", "ACKNOWLEDGED") * 2:
+                answers = list(pool.map(change, clients, [status] * len(clients)))
+                assert [(r.status_code, r.json()["status"]) for r in answers] == [(200, status)] * len(clients)
+                times = {(r.json()["acknowledged_at"], r.json()["resolved_at"]) for r in answers}
+                assert len(times) == 1, f"each answered a change of its own: {times}"
+        kinds = [e["kind"] for e in clients[0].get(f"/incidents/{incident}/events").json()["items"]]
+        assert kinds == ["RESOLVED", "OPEN", "ACKNOWLEDGED"] * 2
+        assert change(clients[0], "ACKNOWLEDGED").status_code == 200
+        assert len(clients[0].get(f"/incidents/{incident}/events").json()["items"]) == 6, "a repeat changes nothing"
+    finally:
+        for c in clients:
+            c.close()
 
 
 def test_escalation_paths_are_refused(api: Stack, owner: httpx.Client) -> None:

@@ -1,11 +1,14 @@
 """Incident lifecycle in the store (issue 14, defect 9): a NOTIFY after a person resolved the
 episode's incident opens a new incident, linked from the old one's timeline, and the episode's
-later actions go to the new one; on SQLite and PostgreSQL."""
+later actions go to the new one; concurrent resolves of one incident resolve it once; on SQLite
+and PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.domain.shared.milliseconds import datetime_to_ms
-from app.domain.workflows.incidents import IncidentStep, incident_step
+from app.domain.workflows.incidents import IncidentStep, changes_from, incident_step
 from app.store import results
 from app.store.db import create_engine, migrate_async, sessionmaker
 from app.store.models import EndedEpisode, Incident, IncidentEvent
@@ -49,6 +52,18 @@ def _action(effect: str, decision: str, at_ms: int, episode: str = "ep_1") -> di
         "reason": "3 consecutive values below threshold" if decision == "RESOLVE" else "new peak",
         "accepted_ms": 1_700_000_000_000 + at_ms,
         "publisher_event_id": None,
+    }
+
+
+def _single(effect: str, decision: str, at_ms: int, publisher: str | None, partition: str) -> dict[str, Any]:
+    """A single event's (BYPASS) action, naming its incident by the publisher's ``event.id``."""
+    reason = {"RESOLVE": "resolved by the source", "ACKNOWLEDGE": "acknowledged by the source"}.get(decision)
+    return {
+        **_action(effect, decision, at_ms, episode=""),
+        "episode_key": None,
+        "publisher_event_id": publisher,
+        "partition_key": partition,
+        "reason": reason,
     }
 
 
@@ -176,17 +191,7 @@ async def test_single_events_acknowledged_and_resolved_by_their_source(engine: A
     """Issue 33, item 1: a BYPASS trigger's incident is acknowledged, then resolved, by publishes of
     the same publisher key; one without an ``event.id`` names its incident by the partition key; a
     resolve that names nothing open changes nothing."""
-
-    def single(effect: str, decision: str, at_ms: int, publisher: str | None, partition: str) -> dict[str, Any]:
-        reason = {"RESOLVE": "resolved by the source", "ACKNOWLEDGE": "acknowledged by the source"}.get(decision)
-        return {
-            **_action(effect, decision, at_ms, episode=""),
-            "episode_key": None,
-            "publisher_event_id": publisher,
-            "partition_key": partition,
-            "reason": reason,
-        }
-
+    single = _single
     sessions = sessionmaker(engine)
     async with sessions.begin() as session:
         await results.apply_incident_actions(
@@ -216,6 +221,83 @@ async def test_single_events_acknowledged_and_resolved_by_their_source(engine: A
             ("ACKNOWLEDGED", "acknowledged by the source"),
             ("RESOLVED", "released: resolved by the source"),
         ]
+
+
+@pytest.mark.parametrize("concurrent", [2, 5])
+@pytest.mark.parametrize("decision", ["RESOLVE", "ACKNOWLEDGE"])
+async def test_concurrent_resolves_of_one_incident_resolve_it_once(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch, decision: str, concurrent: int
+) -> None:
+    """The outside attack's defect: the source's resolve of a BYPASS trigger's incident, sent
+    several times back to back, reached sink batches that each read the incident OPEN before any of
+    them wrote, and every one resolved it: each traced ``resolved inc_…``, each a RESOLVED entry.
+    The status change is one conditional write: exactly one resolves it and writes the entry, the
+    others are traced "nothing open to resolve", as when they come after it. The same for the
+    source's acknowledge. Failed before the fix (``concurrent`` entries and outcomes)."""
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [_single("t", "NOTIFY", 0, "twice", "pk")])
+    read, all_read = [0], asyncio.Event()
+    open_incidents = results._open_incidents
+
+    async def read_then_wait_for_the_others(session: Any, actions: Any) -> Any:
+        found = await open_incidents(session, actions)
+        read[0] += 1
+        if read[0] == concurrent:
+            all_read.set()
+        await asyncio.wait_for(all_read.wait(), 10)  # every batch has read the incident OPEN before any writes
+        return found
+
+    monkeypatch.setattr(results, "_open_incidents", read_then_wait_for_the_others)
+
+    async def store(i: int) -> str:
+        async with sessions.begin() as session:
+            outcome = await results.apply_incident_actions(
+                session, [_single(f"r{i}", decision, 100 + i, "twice", "pk")]
+            )
+        return outcome.effects[f"act_r{i}"]
+
+    outcomes = await asyncio.gather(*(store(i) for i in range(concurrent)))
+    status, done, nothing = {
+        "RESOLVE": ("RESOLVED", "resolved", "nothing open to resolve"),
+        "ACKNOWLEDGE": ("ACKNOWLEDGED", "acknowledged", "nothing open to acknowledge"),
+    }[decision]
+    async with sessions() as session:
+        [incident] = (await session.scalars(select(Incident))).all()
+        assert incident.status == status
+        assert [k for k, _ in await _timeline(session, incident.id)] == ["CREATED", status]
+    assert sorted(outcomes) == sorted([f"{done} {incident.id}"] + [nothing] * (concurrent - 1))
+
+
+async def test_a_release_after_a_person_resolved_the_incident_it_read_open(
+    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person resolves an episode's incident after the sink read it OPEN for the episode's
+    RESOLVE: the release does not change the incident again (its time stays the person's) and its
+    entry stands, as when it arrives after the person's resolve."""
+    sessions = sessionmaker(engine)
+    async with sessions.begin() as session:
+        await results.apply_incident_actions(session, [_action("a", "NOTIFY", 0)])
+    by_person = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    episode_incidents = results._episode_incidents
+
+    async def read_then_a_person_resolves(session: Any, actions: Any) -> Any:
+        found = await episode_incidents(session, actions)
+        async with sessions.begin() as person:
+            [incident] = (await person.scalars(select(Incident))).all()
+            assert await results.change_incident_status(
+                person, incident.id, "RESOLVED", by_person, changes_from("RESOLVED")
+            )
+        return found
+
+    monkeypatch.setattr(results, "_episode_incidents", read_then_a_person_resolves)
+    async with sessions.begin() as session:
+        outcome = await results.apply_incident_actions(session, [_action("d", "RESOLVE", 2_000)])
+    async with sessions() as session:
+        [incident] = (await session.scalars(select(Incident))).all()
+        assert (incident.status, incident.resolved_at) == ("RESOLVED", by_person)
+        assert [k for k, _ in await _timeline(session, incident.id)] == ["CREATED", "RESOLVED"]
+    assert outcome.effects["act_d"] == f"resolved {incident.id}"
 
 
 def test_incident_steps() -> None:

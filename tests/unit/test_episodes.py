@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from app.domain.workflows.episodes import EndedEpisode, EpisodePlan, FoundIncident, plan_incident_actions
+from app.domain.workflows.episodes import (
+    EndedEpisode,
+    EpisodePlan,
+    FoundIncident,
+    StatusChange,
+    lose_change,
+    plan_incident_actions,
+)
 
 KEY = ("ep1", "wf_all")
 
@@ -173,3 +180,55 @@ def test_an_episodes_acknowledge_from_the_source_acknowledges_its_incident() -> 
     assert plan.acknowledged == {"inc_1": 200} and plan.ended == {}
     plan = plan_incident_actions([ack], set(), {}, {})
     assert plan.ended == {}, "an acknowledge that finds no incident is not an end of the episode"
+
+
+# The same resolve sent twice back to back (the outside attack's defect): one resolves, the other
+# finds nothing open, in one batch as in two.
+
+
+def test_the_same_resolve_twice_in_one_batch_resolves_the_incident_once() -> None:
+    """Before the fix the second found the incident the first had resolved (the store finds only
+    open incidents of single events, the plan kept it): ``resolved inc_x`` twice, two entries."""
+    found = {("wf_all", "twice"): FoundIncident("inc_x", "OPEN", 100)}
+    resolves = [_single("2", "RESOLVE", 200, "twice"), _single("3", "RESOLVE", 227, "twice")]
+    plan = plan_incident_actions(resolves, set(), {}, found)
+    assert plan.effects == {"act_2": "resolved inc_x", "act_3": "nothing open to resolve"}
+    assert [(e.id, e.kind) for e in plan.entries] == [("act_2", "RESOLVED")]
+    assert plan.resolved == {"inc_x": 200} and plan.updated == 1
+    assert plan.changes == [
+        StatusChange("act_2", "inc_x", "RESOLVED", 200, ("OPEN", "ACKNOWLEDGED"), "nothing open to resolve")
+    ]
+
+
+def test_a_trigger_after_its_resolve_in_one_batch_opens_a_new_incident() -> None:
+    """As in two batches: the resolved incident is not found, so no follow-up link to it."""
+    found = {("wf_all", "twice"): FoundIncident("inc_x", "OPEN", 100)}
+    actions = [_single("2", "RESOLVE", 200, "twice"), _single("3", "NOTIFY", 300, "twice")]
+    plan = plan_incident_actions(actions, set(), {}, found)
+    assert [(e.incident_id, e.kind) for e in plan.entries] == [("inc_x", "RESOLVED"), ("inc_3", "CREATED")]
+
+
+def test_a_change_lost_to_someone_elses_finds_nothing_open() -> None:
+    """The store could not make the change (the incident changed since it was read): a source's
+    resolve or acknowledge did nothing; an episode's release stands without changing it."""
+    found = {("wf_all", "x"): FoundIncident("inc_x", "OPEN", 100)}
+    for decision, lost in (("RESOLVE", "nothing open to resolve"), ("ACKNOWLEDGE", "nothing open to acknowledge")):
+        plan = plan_incident_actions([_single("2", decision, 200, "x")], set(), {}, found)
+        (change,) = plan.changes
+        lose_change(plan, change)
+        assert (plan.effects, plan.entries, plan.updated, plan.resolved, plan.acknowledged) == (
+            {"act_2": lost},
+            [],
+            0,
+            {},
+            {},
+        )
+    plan = plan_incident_actions([RESOLVE], set(), {KEY: FoundIncident("inc_1", "OPEN", 100)}, {})
+    (change,) = plan.changes
+    lose_change(plan, change)
+    assert plan.effects == {"act_3": "resolved inc_1"} and [e.kind for e in plan.entries] == ["RESOLVED"]
+
+
+def test_an_incident_the_batch_creates_changes_without_a_conditional_write() -> None:
+    plan = plan_incident_actions([NOTIFY, RESOLVE], set(), {}, {})
+    assert plan.resolved == {"inc_1": 300} and plan.changes == []

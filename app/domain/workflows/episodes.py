@@ -18,6 +18,13 @@ it; a later NOTIFY has the next episode's key). Single events
 (BYPASS, DELTA) create one each, or update the open incident of the same publisher ``event.id``.
 Each effect id becomes a timeline entry id, so an effect seen before (a redelivery after a
 worker restart) is counted as a duplicate and changes nothing.
+
+The plan is made from incidents read before it is stored, and others may change them meanwhile (a
+person's PATCH, another sink batch): each acknowledge or resolve of an incident read from the store
+is therefore a :class:`StatusChange` the store makes as one conditional write, and a change that
+finds its incident no longer in a status it changes from did what the same action does after that
+change (:func:`lose_change`): a source's resolve or acknowledge then found nothing open, so of
+concurrent resolves exactly one resolves the incident and writes the timeline entry.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.workflows.incidents import IncidentStep, incident_step
+from app.domain.workflows.incidents import SOURCE_CHANGES_FROM, IncidentStep, incident_step
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +62,22 @@ class EndedEpisode:
 
 
 @dataclass(frozen=True, slots=True)
+class StatusChange:
+    """An effect's change of an incident read from the store to ``status`` (ACKNOWLEDGED or
+    RESOLVED) at ``at_ms``, made only if the incident is still in one of ``from_statuses``, and what
+    the effect did if it is not (``lost``: its outcome, its timeline entry dropped; None: the
+    effect stands without the change — an episode's release is recorded on an incident a person
+    resolved, as when it arrives after that person)."""
+
+    effect_id: str
+    incident_id: str
+    status: str
+    at_ms: int
+    from_statuses: tuple[str, ...]
+    lost: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class TimelineEntry:
     """One entry of an incident's timeline; its id is the effect's (or the link's) id."""
 
@@ -73,7 +96,8 @@ class EpisodePlan:
     action), the incidents to mark RESOLVED (id → when; created ones included), the timeline
     entries in order, the episodes to remember as ended without an incident ((episode, workflow)
     → its RESOLVE) and those to forget (their incident was created by this plan, RESOLVED: it
-    keeps the end from now on), and the counts the sink reports."""
+    keeps the end from now on), the changes of incidents read from the store (each a conditional
+    write), and the counts the sink reports."""
 
     created: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     reopened_by: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -83,6 +107,7 @@ class EpisodePlan:
     # the incident sink's step in the event's trace
     effects: dict[str, str] = field(default_factory=dict)
     entries: list[TimelineEntry] = field(default_factory=list)
+    changes: list[StatusChange] = field(default_factory=list)
     ended: dict[tuple[str, str], EndedEpisode] = field(default_factory=dict)
     forget: set[tuple[str, str]] = field(default_factory=set)
     updated: int = 0
@@ -136,7 +161,7 @@ def plan_incident_actions(
     (episode, workflow) whose RESOLVE came with no incident. Actions of the batch see what the
     earlier ones did (an incident created, or resolved, an episode ended, by an earlier action)."""
     plan = EpisodePlan()
-    seen = set(seen)
+    seen, created = set(seen), set[str]()
     by_episode, open_by_event, ended = dict(by_episode), dict(open_by_event), dict(ended or {})
     for action in actions:
         eff = action["effect_id"]
@@ -165,6 +190,7 @@ def plan_incident_actions(
         step = incident_step(action.get("decision", "NOTIFY"), incident.status if incident is not None else None)
         if step is IncidentStep.ACKNOWLEDGE and incident is not None:
             plan.acknowledged[incident.id] = at_ms
+            _change(plan, created, eff, incident.id, "ACKNOWLEDGED", at_ms, "nothing open to acknowledge")
             found_in[found_key] = replace(incident, status="ACKNOWLEDGED")
             plan.entries.append(_entry(eff, incident.id, "ACKNOWLEDGED", _reason(action), action))
             plan.updated += 1
@@ -184,7 +210,11 @@ def plan_incident_actions(
         if step is IncidentStep.RELEASE and incident is not None:
             if incident.status != "RESOLVED":
                 plan.resolved[incident.id] = at_ms
+                lost = None if episode else "nothing open to resolve"  # an episode's release stands (StatusChange)
+                _change(plan, created, eff, incident.id, "RESOLVED", at_ms, lost)
                 found_in[found_key] = replace(incident, status="RESOLVED", resolved_ms=at_ms)
+            if not episode:  # the store finds a single event's open incident only: a later resolve finds nothing
+                del found_in[found_key]
             plan.entries.append(_entry(eff, incident.id, "RESOLVED", _released(action), action))
             plan.updated += 1
             plan.effects[eff] = f"resolved {incident.id}"
@@ -196,6 +226,7 @@ def plan_incident_actions(
             continue
         new = FoundIncident("inc_" + eff.partition("_")[2], "OPEN", at_ms, previous=incident)
         plan.created.append((new.id, action))
+        created.add(new.id)
         plan.effects[eff] = f"created {new.id}"
         if episode or publisher_id:
             found_in[found_key] = new
@@ -215,6 +246,28 @@ def plan_incident_actions(
             message = f"a NOTIFY after this incident was resolved opened {new.id}"
             plan.entries.append(_entry(_link_id(eff), incident.id, "FOLLOWED_UP", message, action))
     return plan
+
+
+def _change(
+    plan: EpisodePlan, created: set[str], eff: str, incident_id: str, status: str, at_ms: int, lost: str | None
+) -> None:
+    """Plan the change of an incident to ``status``; one the plan creates is stored with it (no
+    one else has it yet)."""
+    if incident_id not in created:
+        plan.changes.append(StatusChange(eff, incident_id, status, at_ms, SOURCE_CHANGES_FROM[status], lost))
+
+
+def lose_change(plan: EpisodePlan, change: StatusChange) -> None:
+    """``change`` was not made: its incident had left the statuses it changes from (someone changed
+    it since it was read). Its effect did what the same action does after that change: found
+    nothing open (no timeline entry), or, for an episode's release, stands as recorded."""
+    done = plan.acknowledged if change.status == "ACKNOWLEDGED" else plan.resolved
+    done.pop(change.incident_id, None)
+    if change.lost is None:
+        return
+    plan.effects[change.effect_id] = change.lost
+    plan.entries = [e for e in plan.entries if e.id != change.effect_id]
+    plan.updated -= 1
 
 
 def _late_home(newest: FoundIncident, at_ms: int) -> tuple[FoundIncident, bool] | None:

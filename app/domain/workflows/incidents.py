@@ -6,6 +6,18 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+STATUSES = ("OPEN", "ACKNOWLEDGED", "RESOLVED")
+# What the source's status changes change an incident from: an acknowledge only an OPEN one, a
+# resolve any that is not RESOLVED. Each is one conditional write (the incident still in one of
+# these statuses), so of concurrent changes to the same incident exactly one applies.
+SOURCE_CHANGES_FROM = {"ACKNOWLEDGED": ("OPEN",), "RESOLVED": ("OPEN", "ACKNOWLEDGED")}
+
+
+def changes_from(status: str) -> tuple[str, ...]:
+    """What a person's change to ``status`` changes an incident from: any other status (a change to
+    the status it already has is no change, and adds nothing to its timeline)."""
+    return tuple(s for s in STATUSES if s != status)
+
 
 class IncidentStep(StrEnum):
     CREATE = "CREATE"  # no incident yet: the NOTIFY opens one
