@@ -19,7 +19,7 @@ from api.console.i18n import language, translator
 from api.deps import authorize
 from api.people_auth import Current, check_csrf, current_session
 from app.domain.iam.principal import Principal
-from app.domain.iam.resource_names import organization_name
+from app.domain.iam.resource_names import coverable, organization_name
 from app.errors import AuthenticationError, NotFound, TocsinError, UnsupportedMediaType
 
 HERE = Path(__file__).parent
@@ -97,9 +97,9 @@ def allowed(principal: Principal, permission: str, resource: str | None = None) 
     """The API's own check (api/deps.py ``authorize``) in the person's organization: 403 without the
     permission on ``organization/resource``."""
     org = principal.organization_id
-    if resource and "\n" in resource:  # as api/deps.py require: no resource has such an id
-        raise NotFound("not found")
     name = organization_name(org) + (f":{resource}" if resource else "")
+    if not coverable(name):  # as api/deps.py require: no resource has such an id
+        raise NotFound("not found")
     authorize(principal, org, permission, name)
 
 

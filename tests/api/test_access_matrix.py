@@ -5,6 +5,7 @@ written out here — not read from the code under test."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -443,3 +444,20 @@ def test_the_documented_permission_is_exactly_what_the_route_needs(world: World,
     # Outside /organizations/{org} the organization comes from the account, so it must exist.
     refused = _call(world, method, path, _holder(world, others), real=not path.startswith(ORG))
     assert (refused.status_code, refused.json()["code"]) == (403, "IAM-001"), f"without {permission}: {refused.text}"
+
+
+ID_ROUTES = [r for r in ORG_ROUTES if "{" in r[1].removeprefix(ORG)]
+
+
+@pytest.mark.parametrize(("method", "path"), ID_ROUTES, ids=[f"{m} {p}" for m, p in ID_ROUTES])
+def test_an_id_no_resource_can_have_is_not_found_even_for_the_owner(world: World, method: str, path: str) -> None:
+    """``GET …/incidents/<5000 x>`` with the owner's token answered 403 "missing permission" (outside
+    attacker): no binding, not even the organization's own, covers a name that long, so the check
+    refused it. A name that cannot exist is a resource that does not exist: 404 RES-001."""
+    long = "x" * 5000
+    values = {"org_id": world.stack.org}
+    url = world.stack.base_url + re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), long), path)
+    body: dict[str, object] | None = None if method in ("GET", "DELETE") else {}
+    owner = world.stack.credentials["access_token"]
+    r = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {owner}"}, timeout=30)
+    assert (r.status_code, r.json().get("code")) == (404, "RES-001"), f"{r.status_code} {r.text[:200]}"

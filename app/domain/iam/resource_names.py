@@ -64,6 +64,13 @@ def topic_names(org_id: str, topic_id: str, key: str) -> tuple[str, str]:
     return resource_name(org_id, "workflow_topics", topic_id), resource_name(org_id, "workflow_topics", key)
 
 
+def coverable(name: str) -> bool:
+    """Whether any binding can cover the literal ``name``: not one longer than MAX_NAME_LENGTH or
+    holding a newline (:meth:`NamePattern.matches` refuses both, the organization's own name included).
+    No resource has such a name, so a route answers 404 for it, never 403 to its owner."""
+    return len(name) <= MAX_NAME_LENGTH and "\n" not in name
+
+
 def validate_resource_name(name: str) -> str:
     """Return a literal name (no tail) unchanged, or raise :class:`InvalidName` (RESOURCE_NAME_RE, length)."""
     if len(name) > MAX_NAME_LENGTH or not RESOURCE_NAME_RE.fullmatch(name):
@@ -167,7 +174,7 @@ class NamePattern:
 
     def matches(self, name: str) -> bool:
         """Whether ``name`` is covered: literal prefix, then the tail (anchored) on the rest."""
-        if len(name) > MAX_NAME_LENGTH or not name.startswith(self.literal) or "\n" in name:
+        if not coverable(name) or not name.startswith(self.literal):
             return False
         rest = name[len(self.literal) :]
         if self.org_level and rest and rest[0] != ":":
