@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterable
 
 import orjson
 import structlog
@@ -164,6 +165,12 @@ def use_forwarded_client(scope: Scope, proxies: tuple[Network, ...]) -> None:
         scope["client"] = (host, 0)
 
 
+def without_content_type(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """A 204's (or 304's) headers: it carries no content, so no ``content-type`` either (FastAPI's
+    JSON response class set ``application/json`` on every 204 a route answered by returning None)."""
+    return [(k, v) for k, v in headers if k.lower() != b"content-type"]
+
+
 class TocsinAPI(FastAPI):
     """FastAPI whose ``__call__`` serves the publish fast path first (installed by api/main.py),
     and counts and logs every HTTP request once, whichever path served it. Behind trusted proxies
@@ -187,6 +194,8 @@ class TocsinAPI(FastAPI):
         async def send_observed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_sent[0] = message["status"]
+                if message["status"] in (204, 304):
+                    message = {**message, "headers": without_content_type(message.get("headers", ()))}
             await send(message)
 
         route = None

@@ -96,7 +96,13 @@ def _in_webhook_terms(prefix: str, exc: ValidationError | InvalidInput) -> Inval
     assert described is not None  # both kinds are the API's own 422s
     content: dict[str, Any] = described[1]
     details = dict(content.get("details") or {})
-    fields = [{**f, "field": am.webhook_field(prefix, str(f.get("field", "")))} for f in details.get("fields", ())]
+    fields: list[dict[str, Any]] = []
+    for f in details.get("fields", ()):
+        mapped = {**f, "field": am.webhook_field(prefix, str(f.get("field", "")))}
+        # two native fields can come from one webhook field (the fingerprint is both the partition
+        # key and part of the idempotency key): say its fault once
+        if not any((g["field"], g.get("message")) == (mapped["field"], mapped.get("message")) for g in fields):
+            fields.append(mapped)
     details["fields"] = fields
     said = "; ".join(f"{f['field']}: {f.get('message')}" for f in fields)
     return InvalidInput(f"Alertmanager webhook refused: {said or content.get('message')}", details=details)

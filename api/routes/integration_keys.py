@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Body, Depends
 from pydantic import Field
 from sqlalchemy import select
 
@@ -61,10 +61,12 @@ def key_out(key: IntegrationKey) -> dict[str, Any]:
 async def create_integration_key(
     org_id: str,
     topic: str,
-    body: IntegrationKeyIn,
     session: SessionDep,
     access: Annotated[TopicAccess, Depends(topic_access(f"{PERMISSION}:create"))],
+    body: Annotated[IntegrationKeyIn | None, Body()] = None,
 ) -> dict[str, Any]:
+    """Every field is optional (``{name?}``): no body at all is ``{}``."""
+    body = body or IntegrationKeyIn()
     row, principal = access.topic, access.principal
     if not any(principal.can(PUBLISH, name) for name in topic_names(org_id, row.id, row.key)):
         raise ChangeRefused(

@@ -104,3 +104,18 @@ def test_the_token_needs_the_publish_permission_and_the_organization(api: Stack)
     assert post(api, notification(alert("a")), token=other["access_token"]).status_code == 404
     assert post(api, notification(alert("a")), token="tcs_nope").status_code == 401
     assert post(api, notification(alert("a")), topic="missing").status_code == 404
+
+
+def test_an_over_long_fingerprint_is_refused_once(api: Stack) -> None:
+    """The fingerprint is both the partition key and part of the idempotency key: an over-long one
+    said the same fault twice in ``message`` (outside attacker)."""
+    r = post(api, notification(alert("f" * 5000)))
+    assert r.status_code == 422, r.text
+    fields = r.json()["details"]["fields"]
+    assert [f["field"] for f in fields] == ["alerts.0.fingerprint"], fields
+    assert r.json()["message"].count("alerts.0.fingerprint") == 1, r.json()["message"]
+
+
+def test_null_labels_are_refused(api: Stack) -> None:
+    r = post(api, notification({**alert(uuid.uuid4().hex), "labels": None}))
+    assert r.status_code == 422 and r.json()["details"]["fields"][0]["field"] == "alerts.0.labels", r.text

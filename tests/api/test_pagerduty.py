@@ -228,3 +228,25 @@ def test_a_deleted_topics_keys_are_gone(api: Stack) -> None:
         assert client.delete("/workflow_topics/pd-gone").status_code == 204
         assert client.post("/workflow_topics", json={"key": "pd-gone"}).status_code == 201
     assert invalid(enqueue(api, trigger(routing_key, "gone"))) == ["Invalid routing key"]
+
+
+def test_a_key_is_made_without_a_body_and_revoked_with_a_bare_204(api: Stack) -> None:
+    """docs/api.md gives ``{name?}``: no body at all was 422 "Field required"; the revoke's 204
+    carried ``content-type: application/json`` (outside attacker). Every 204 carries none."""
+    with api.client() as client:
+        made = client.post(KEYS.format(topic="pd"))
+        assert made.status_code == 201 and made.json()["name"] == "", made.text
+        gone = client.delete(KEYS.format(topic="pd") + f"/{made.json()['id']}")
+        assert gone.status_code == 204 and gone.content == b""
+        assert "content-type" not in gone.headers, dict(gone.headers)
+        # another route's DELETE likewise
+        sa = client.post("/service_accounts", json={"name": "bare 204"}).json()["id"]
+        gone = client.delete(f"/service_accounts/{sa}")
+        assert gone.status_code == 204 and "content-type" not in gone.headers, dict(gone.headers)
+
+
+def test_details_nested_deeper_than_json_is_read_are_said_so(api: Stack) -> None:
+    routing_key = new_key(api)["routing_key"]
+    deep = b"[" * 2000 + b"]" * 2000
+    body = orjson.dumps(trigger(routing_key)).replace(b'"severity"', b'"custom_details":' + deep + b',"severity"', 1)
+    assert invalid(enqueue(api, body)) == ["the body is nested too deep (more than 1024 levels)"]

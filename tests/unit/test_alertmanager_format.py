@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 
 from app.domain.events.publish import PublishRequest
 from app.domain.formats import alertmanager as am
+from app.errors import InvalidInput
 
 
 def _alert(status: str, **annotations: str) -> dict[str, Any]:
@@ -44,3 +46,18 @@ def test_an_over_long_summary_and_description_are_cut_and_kept_whole_in_data() -
     assert len(checked.event.name) == am.MAX_NAME_CHARS and checked.event.name.endswith("…")
     assert len(checked.event.description) == am.MAX_DESCRIPTION_CHARS
     assert request["data"]["annotations"] == {"summary": summary, "description": description}
+
+
+@pytest.mark.parametrize("name", ["labels", "annotations"])
+def test_null_labels_or_annotations_are_refused_not_taken_as_empty(name: str) -> None:
+    """``labels: null`` was accepted as ``{}`` (outside attacker): it must be an object."""
+    with pytest.raises(InvalidInput) as refused:
+        _requests({**_alert("firing"), name: None})
+    assert refused.value.details["fields"][0]["field"] == f"alerts.0.{name}"
+    assert _requests({k: v for k, v in _alert("firing").items() if k != "annotations"})  # absent is still {}
+
+
+def test_a_body_nested_too_deep_is_said_so() -> None:
+    with pytest.raises(InvalidInput) as refused:
+        am.notification(b"[" * 2000 + b"]" * 2000)
+    assert "nested deeper than 1024 levels" in refused.value.message

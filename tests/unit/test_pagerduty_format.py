@@ -101,3 +101,16 @@ def test_details_nested_past_what_json_encoders_take_are_refused_not_crashed() -
     with pytest.raises(pd.InvalidEvent) as refused:
         pd.publish_request(event, "k")
     assert refused.value.errors == ["'payload.custom_details' is nested too deeply"]
+
+
+def test_a_body_nested_deeper_than_the_reader_takes_is_said_so_not_called_invalid_json() -> None:
+    """Valid JSON 2000 levels deep answered "the body is not valid JSON" (outside attacker)."""
+    deep = "[" * 2000 + "]" * 2000
+    body = b'{"routing_key": "tpk_k", "event_action": "trigger", "payload": {"custom_details": ' + deep.encode() + b"}}"
+    assert body.count(b"[") == 2000  # valid JSON, only deep
+    with pytest.raises(pd.InvalidEvent) as refused:
+        pd.parse_event(body)
+    assert refused.value.errors == ["the body is nested too deep (more than 1024 levels)"]
+    with pytest.raises(pd.InvalidEvent) as refused:
+        pd.parse_event(b"{nope")
+    assert refused.value.errors == ["the body is not valid JSON"]

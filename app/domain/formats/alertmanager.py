@@ -37,12 +37,17 @@ def refused(field: str, message: str, kind: str = "value_error") -> InvalidInput
     )
 
 
+def _json_fault(exc: orjson.JSONDecodeError) -> str:
+    """orjson's reason, said plainly where it is only the nesting (valid JSON, deeper than 1024 levels)."""
+    return "nested deeper than 1024 levels" if exc.msg == "depth limit exceeded" else exc.msg
+
+
 def notification(body: bytes) -> dict[str, Any]:
     """The webhook body, checked for what the mapping reads (version 4, a list of alerts)."""
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise refused("", f"the body is not valid JSON ({exc.msg})", "json_invalid") from None
+        raise refused("", f"the body is not valid JSON ({_json_fault(exc)})", "json_invalid") from None
     if not isinstance(message, dict):
         raise refused("", "the body must be Alertmanager's webhook JSON object", "dict_type")
     if message.get("version") != VERSION:
@@ -71,7 +76,7 @@ def publish_request(message: dict[str, Any], alert: Any, index: int) -> bytes:
     status = alert.get("status")
     if status not in STATUSES:
         raise refused(f"{at}.status", "must be 'firing' or 'resolved'")
-    labels, annotations = alert.get("labels") or {}, alert.get("annotations") or {}
+    labels, annotations = alert.get("labels", {}), alert.get("annotations", {})  # null is no object
     for name, value in (("labels", labels), ("annotations", annotations)):
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise refused(f"{at}.{name}", "must be an object of strings", "dict_type")

@@ -63,7 +63,9 @@ def parse_event(body: bytes) -> EnqueueEvent:
     """The Events v2 event ``body`` holds, checked; raises :class:`InvalidEvent` listing every fault."""
     try:
         event = orjson.loads(body)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if exc.msg == "depth limit exceeded":  # valid JSON, deeper than orjson reads (1024 levels)
+            raise InvalidEvent(["the body is nested too deep (more than 1024 levels)"]) from None
         raise InvalidEvent(["the body is not valid JSON"]) from None
     if not isinstance(event, dict):
         raise InvalidEvent(["the body must be a JSON object (an Events v2 event)"])

@@ -9,14 +9,14 @@ from ...client import AuthenticatedClient, Client
 from ...models.error_out import ErrorOut
 from ...models.integration_key_created_out import IntegrationKeyCreatedOut
 from ...models.integration_key_in import IntegrationKeyIn
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     org_id: str,
     topic: str,
     *,
-    body: IntegrationKeyIn,
+    body: IntegrationKeyIn | None | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -28,7 +28,10 @@ def _get_kwargs(
         ),
     }
 
-    _kwargs["json"] = body.to_dict()
+    if isinstance(body, IntegrationKeyIn):
+        _kwargs["json"] = body.to_dict()
+    else:
+        _kwargs["json"] = body
 
     headers["Content-Type"] = "application/json"
 
@@ -101,14 +104,16 @@ def sync_detailed(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: IntegrationKeyIn,
+    body: IntegrationKeyIn | None | Unset = UNSET,
 ) -> Response[ErrorOut | IntegrationKeyCreatedOut]:
     """Create Integration Key
+
+     Every field is optional (``{name?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         topic (str):
-        body (IntegrationKeyIn):
+        body (IntegrationKeyIn | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,14 +141,16 @@ def sync(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: IntegrationKeyIn,
+    body: IntegrationKeyIn | None | Unset = UNSET,
 ) -> ErrorOut | IntegrationKeyCreatedOut | None:
     """Create Integration Key
+
+     Every field is optional (``{name?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         topic (str):
-        body (IntegrationKeyIn):
+        body (IntegrationKeyIn | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -166,14 +173,16 @@ async def asyncio_detailed(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: IntegrationKeyIn,
+    body: IntegrationKeyIn | None | Unset = UNSET,
 ) -> Response[ErrorOut | IntegrationKeyCreatedOut]:
     """Create Integration Key
+
+     Every field is optional (``{name?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         topic (str):
-        body (IntegrationKeyIn):
+        body (IntegrationKeyIn | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -199,14 +208,16 @@ async def asyncio(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: IntegrationKeyIn,
+    body: IntegrationKeyIn | None | Unset = UNSET,
 ) -> ErrorOut | IntegrationKeyCreatedOut | None:
     """Create Integration Key
+
+     Every field is optional (``{name?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         topic (str):
-        body (IntegrationKeyIn):
+        body (IntegrationKeyIn | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
