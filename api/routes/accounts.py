@@ -9,7 +9,7 @@ annotations are evaluated at definition time.
 from datetime import timedelta
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel, EmailStr, Field
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -251,10 +251,12 @@ def account_router(kind: str, collection: str, perm: str) -> APIRouter:
     async def create_token(
         org_id: str,
         account_id: str,
-        body: TokenIn,
         session: SessionDep,
         principal: Annotated[Principal, Depends(require(f"{perm}.access_token:create", tokens))],
+        body: Annotated[TokenIn | None, Body()] = None,
     ) -> dict[str, Any]:
+        """Every field is optional (``{name?, expires_in?}``): no body at all is ``{}``."""
+        body = body or TokenIn()
         account = await get_account(session, org_id, account_id, kind)
         await ensure_can_become(session, principal, account, "a token for this account")
         expires = utcnow() + timedelta(seconds=body.expires_in) if body.expires_in else None

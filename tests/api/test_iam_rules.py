@@ -84,6 +84,14 @@ def test_revoke_on_both_paths(api: Stack, owner: httpx.Client, short_path: bool)
         assert owner.delete(path).status_code == 404
 
 
+def test_a_token_is_made_without_a_body(api: Stack, owner: httpx.Client) -> None:
+    """docs/api.md gives ``{name?, expires_in?}``: no body at all was 422 "Field required", as on the
+    integration keys (outside attacker, item E); none is ``{}``."""
+    sa_id = owner.post("/service_accounts", json={"name": "no body"}).json()["id"]
+    made = owner.post(f"/service_accounts/{sa_id}/access_tokens")
+    assert made.status_code == 201 and made.json()["name"] == "" and made.json()["expires_at"] is None, made.text
+
+
 def test_inactive_account_tokens_stop_at_once_and_work_again_when_active(api: Stack, owner: httpx.Client) -> None:
     sa_id, token = new_sa(owner, "inactive", [{"resource": org_name(api), "role_id": "viewer"}])
     with as_token(api, token) as c:

@@ -9,14 +9,14 @@ from ...client import AuthenticatedClient, Client
 from ...models.error_out import ErrorOut
 from ...models.token_created_out import TokenCreatedOut
 from ...models.token_in import TokenIn
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     org_id: str,
     account_id: str,
     *,
-    body: TokenIn,
+    body: None | TokenIn | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -28,7 +28,10 @@ def _get_kwargs(
         ),
     }
 
-    _kwargs["json"] = body.to_dict()
+    if isinstance(body, TokenIn):
+        _kwargs["json"] = body.to_dict()
+    else:
+        _kwargs["json"] = body
 
     headers["Content-Type"] = "application/json"
 
@@ -101,14 +104,16 @@ def sync_detailed(
     account_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: TokenIn,
+    body: None | TokenIn | Unset = UNSET,
 ) -> Response[ErrorOut | TokenCreatedOut]:
     """Create User Account Token
+
+     Every field is optional (``{name?, expires_in?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         account_id (str):
-        body (TokenIn):
+        body (None | TokenIn | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,14 +141,16 @@ def sync(
     account_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: TokenIn,
+    body: None | TokenIn | Unset = UNSET,
 ) -> ErrorOut | TokenCreatedOut | None:
     """Create User Account Token
+
+     Every field is optional (``{name?, expires_in?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         account_id (str):
-        body (TokenIn):
+        body (None | TokenIn | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -166,14 +173,16 @@ async def asyncio_detailed(
     account_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: TokenIn,
+    body: None | TokenIn | Unset = UNSET,
 ) -> Response[ErrorOut | TokenCreatedOut]:
     """Create User Account Token
+
+     Every field is optional (``{name?, expires_in?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         account_id (str):
-        body (TokenIn):
+        body (None | TokenIn | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -199,14 +208,16 @@ async def asyncio(
     account_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: TokenIn,
+    body: None | TokenIn | Unset = UNSET,
 ) -> ErrorOut | TokenCreatedOut | None:
     """Create User Account Token
+
+     Every field is optional (``{name?, expires_in?}``): no body at all is ``{}``.
 
     Args:
         org_id (str):
         account_id (str):
-        body (TokenIn):
+        body (None | TokenIn | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
