@@ -56,6 +56,43 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path, request: pytest.FixtureRequ
     stop_checked(stacks, allowed)
 
 
+# ``make test``'s two processes (pytest-xdist, --dist loadfile) take files in collection order, one
+# at a time as each runs low: the longest files first (their durations in a full run), so the two
+# end together instead of one running test_scaling.py alone at the end.
+_LONGEST_FIRST = (
+    "tests/e2e/test_scaling.py",
+    "tests/e2e/test_faults.py",
+    "tests/e2e/test_cluster.py",
+    "tests/e2e/test_recovery_progress.py",
+    "tests/e2e/test_actions.py",
+    "tests/e2e/test_event_control.py",
+    "tests/e2e/test_partitions.py",
+    "tests/e2e/",
+    "tests/api/test_openapi_fuzz.py",
+    "tests/integration/",
+    "tests/streams/",
+    "tests/api/",
+)
+
+
+def _file_rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    for rank, prefix in enumerate(_LONGEST_FIRST):
+        if path == prefix or (prefix.endswith("/") and path.startswith(prefix)):
+            return rank
+    return len(_LONGEST_FIRST)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """Under xdist, whole files reordered longest first (a stable sort: a file's tests keep their
+    order and stay together); without it, pytest's order."""
+    result = yield
+    if getattr(config.option, "numprocesses", None):
+        items.sort(key=_file_rank)
+    return result
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Nothing the tests started may outlive them: fail the run if a child process is left. Under
     pytest-xdist each worker process checks its own children; the controller's are the workers."""

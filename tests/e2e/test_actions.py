@@ -670,7 +670,8 @@ def test_an_email_subject_rendering_control_characters_is_delivered(
         action = {"type": "SEND_EMAIL", "to": ["ops@example.com"], "subject": "[{event.name}]", "body": "{event.name}"}
         r = c.post("/workflows", json={"name": "mail", "topic": "mail", "mode": "ACTUAL", "actions": [action]})
         assert r.status_code == 201, r.text
-        name = "Quake\r\nBcc: victim@example.com\x00\x1b\u2028end"
+        # (U+0000 is refused at the ingress since PostgreSQL cannot store it: BEL stands for it here)
+        name = "Quake\r\nBcc: victim@example.com\x07\x1b\u2028end"
         published = c.post(
             "/workflow_topics/mail/publish", json={"status": "ACTUAL", "data": {}, "event": {"name": name}}
         )

@@ -123,8 +123,9 @@ def test_the_proxy_must_be_plain_http_and_never_a_metadata_address() -> None:
 
 
 def test_the_proxy_setting_takes_an_http_url_only() -> None:
-    assert Settings().http_proxy is None, "direct unless set; HTTPS_PROXY and friends are never read"
-    assert Settings(http_proxy="http://egress.internal:3128").http_proxy == "http://egress.internal:3128"
+    assert Settings().outbound.http_proxy is None, "direct unless set; HTTPS_PROXY and friends are never read"
+    set_one = Settings(http_proxy="http://egress.internal:3128")
+    assert set_one.outbound.http_proxy == "http://egress.internal:3128"
     for bad in ("egress.internal:3128", "https://egress.internal:3128", "socks5://egress.internal:1080", "http://"):
         with pytest.raises(ValidationError, match="TOCSIN_HTTP_PROXY"):
             Settings(http_proxy=bad)
