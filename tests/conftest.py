@@ -85,10 +85,11 @@ def _file_rank(item: pytest.Item) -> int:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
-    """Under xdist, whole files reordered longest first (a stable sort: a file's tests keep their
-    order and stay together); without it, pytest's order."""
+    """In an xdist worker (which collects; xdist clears its ``numprocesses``), whole files reordered
+    longest first (a stable sort: a file's tests keep their order and stay together); without xdist,
+    pytest's order."""
     result = yield
-    if getattr(config.option, "numprocesses", None):
+    if hasattr(config, "workerinput"):
         items.sort(key=_file_rank)
     return result
 
