@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import psutil
 from aiokafka import AIOKafkaProducer
 
 from app.domain.events.publish import PublishRequest, publish_record, state_key
@@ -47,6 +48,14 @@ def api_with_topic(stack: Stack, key: str, profile: dict[str, Any]) -> tuple[str
     with stack.client() as client:
         topic_id = setup_topic(client, key, profile)["topic"]
     return topic_id, stack_settings(stack)
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """CPU seconds (user and system, every thread) process ``pid`` used so far; 0 without one."""
+    if pid is None:
+        return 0.0
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def run_control_worker(

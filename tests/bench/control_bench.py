@@ -27,7 +27,15 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from app.kafka.topics import PUBLISH
 from app.settings import Settings
 from devstack.ports import free_port
-from tests.bench.common import PROFILE, api_with_topic, progress, run_control_worker, stack_settings, write_publishes
+from tests.bench.common import (
+    PROFILE,
+    api_with_topic,
+    cpu_seconds,
+    progress,
+    run_control_worker,
+    stack_settings,
+    write_publishes,
+)
 from tests.support.stack import ROOT, Stack
 
 PASSTHROUGH_TOPIC = "bench-passthrough"  # also in tests/bench/control_worker.py (importing it starts an agent)
@@ -140,7 +148,16 @@ def _run_quix(stack: Stack, total: int) -> dict[str, Any]:
     raise RuntimeError(f"the quixstreams peer printed no result (exit {returncode}): {Stack.tail(log)}")
 
 
-def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
+def _run(stack: Stack, mode: str, total: int, broker_pid: int | None) -> dict[str, Any]:
+    """One agent's run; with the broker's CPU seconds over the agent's whole life (its start and
+    warm-up included) beside the agent's own over the measured events (``cpu_s``)."""
+    broker_before = cpu_seconds(broker_pid)
+    result = _run_agent(stack, mode, total)
+    result["broker_cpu_s"] = cpu_seconds(broker_pid) - broker_before
+    return result
+
+
+def _run_agent(stack: Stack, mode: str, total: int) -> dict[str, Any]:
     if mode == "quixstreams":
         return _run_quix(stack, total)
     tag = uuid.uuid4().hex[:8]
@@ -161,7 +178,7 @@ def _run(stack: Stack, mode: str, total: int) -> dict[str, Any]:
     raise RuntimeError(f"the {mode} agent printed no result (exit {returncode}): {Stack.tail(log)}")
 
 
-def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
+def run_control_section(kafka_bootstrap: str, work_dir: Any, broker_pid: int | None = None) -> dict[str, Any]:
     stack = Stack(work_dir / "control", kafka_bootstrap)
     try:
         topic_id, settings = api_with_topic(stack, "levels", PROFILE)
@@ -169,7 +186,7 @@ def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
         asyncio.run(_fill(settings, stack.org, topic_id, EVENTS))
         stack.stop()  # the API is not needed while the agents run: it would only share the cores
         # Two rounds, alternating, so a slow moment of this shared machine does not decide the ratio.
-        rounds = [{mode: _run(stack, mode, EVENTS) for mode in MODES} for _ in range(ROUNDS)]
+        rounds = [{mode: _run(stack, mode, EVENTS, broker_pid) for mode in MODES} for _ in range(ROUNDS)]
     finally:
         stack.stop()
     if any("passthrough" not in r or "control" not in r for r in rounds):
@@ -194,12 +211,15 @@ def run_control_section(kafka_bootstrap: str, work_dir: Any) -> dict[str, Any]:
 
 def render_control(fig: dict[str, Any]) -> list[str]:
     lines = [
-        f"   {'agent':<12} {'events/s':>10} {'seconds':>8}  counts",
+        f"   {'agent':<12} {'events/s':>10} {'seconds':>8} {'CPU us/event':>12} {'broker CPU s':>12}  counts",
     ]
+    plain = ("mode", "events", "seconds", "rate", "cpu_s", "broker_cpu_s")
     for n, runs in enumerate(fig["rounds"], 1):
         for mode, run in runs.items():
-            extra = {k: v for k, v in run.items() if k not in ("mode", "events", "seconds", "rate")}
-            lines.append(f"{n}: {mode:<12} {run['rate']:>10,.0f} {run['seconds']:>8.2f}  {extra}")
+            extra = {k: v for k, v in run.items() if k not in plain}
+            cpu = f"{1e6 * run['cpu_s'] / run['events']:>12,.0f}" if "cpu_s" in run else f"{'-':>12}"
+            broker = f"{run['broker_cpu_s']:>12.1f}" if "broker_cpu_s" in run else f"{'-':>12}"
+            lines.append(f"{n}: {mode:<12} {run['rate']:>10,.0f} {run['seconds']:>8.2f} {cpu} {broker}  {extra}")
         lines.append(f"{n}: control / pass-through = {fig['ratios'][n - 1]:.2f}")
         if fig.get("quix_ratios"):
             lines.append(f"{n}: control / quixstreams = {fig['quix_ratios'][n - 1]:.2f}")
@@ -215,5 +235,9 @@ def render_control(fig: dict[str, Any]) -> list[str]:
     lines.append(
         f"note: {fig['events']} events over {fig['partition_keys']} partition keys, one worker, "
         "broker on the same cores; the sinks do not run"
+    )
+    lines.append(
+        "note: CPU us/event = the agent process's CPU (every thread) over the measured events; broker CPU s = "
+        "the broker's over the agent's whole run (its start, warm-up and the measured events)"
     )
     return lines

@@ -31,12 +31,20 @@ counts: Counter[str] = Counter()
 
 
 _profile: Any = None
+_cpu_started = [0.0]
+
+
+def process_cpu() -> float:
+    """CPU seconds of this whole process (every thread), user and system."""
+    times = os.times()
+    return times.user + times.system
 
 
 def begin() -> None:
     global started, _profile, measured_from
     if started is None and processed >= WARMUP:
         started, measured_from = time.perf_counter(), processed
+        _cpu_started[0] = process_cpu()
         if os.environ.get("TOCSIN_BENCH_PROFILE"):  # a cProfile of the measured part, for digging
             import cProfile
 
@@ -65,7 +73,8 @@ def done(n: int) -> None:
     if processed >= total and started is not None:
         seconds = time.perf_counter() - started
         events = processed - measured_from
-        result = {"mode": mode, "events": events, "seconds": seconds, "rate": events / seconds, **counts}
+        cpu = process_cpu() - _cpu_started[0]
+        result = {"mode": mode, "events": events, "seconds": seconds, "rate": events / seconds, "cpu_s": cpu, **counts}
         if _profile is not None:
             _profile.disable()
             _profile.dump_stats(os.environ["TOCSIN_BENCH_PROFILE"])

@@ -58,16 +58,28 @@ def decide(value: dict[str, Any], state: State) -> dict[str, Any]:
     return {**value, "decision": decision}
 
 
+cpu_started = [0.0]
+
+
+def process_cpu() -> float:
+    """CPU seconds of this whole process (every thread: librdkafka's too), user and system."""
+    times = os.times()
+    return times.user + times.system
+
+
 def count(value: dict[str, Any]) -> None:
     global processed, started, measured_from
     if started is None and processed >= warmup:
         started, measured_from = time.perf_counter(), processed
+        cpu_started[0] = process_cpu()
     processed += 1
     counts[value["decision"]] += 1
     if processed >= total and started is not None:
         seconds = time.perf_counter() - started
         events = processed - measured_from
-        result = {"mode": "quixstreams", "events": events, "seconds": seconds, "rate": events / seconds, **counts}
+        cpu = process_cpu() - cpu_started[0]
+        result = {"mode": "quixstreams", "events": events, "seconds": seconds, "rate": events / seconds, "cpu_s": cpu}
+        result.update(counts)
         print("CONTROL_BENCH " + json.dumps(result), flush=True)
         os._exit(0)  # measured; nothing of this throwaway consumer group needs a clean stop
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from tests.bench.common import PROFILE, progress, stack_settings, write_publishes
+from tests.bench.common import PROFILE, cpu_seconds, progress, stack_settings, write_publishes
 from tests.support.stack import Stack, wait_for
 
 KEYS = 100_000
@@ -50,20 +50,23 @@ def _decisions(url: str) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
 
 
-def _restart(stack: Stack, wipe: bool) -> dict[str, Any]:
-    """Stop the worker, optionally wipe its data directory, start it, time it until ready."""
+def _restart(stack: Stack, wipe: bool, broker_pid: int | None) -> dict[str, Any]:
+    """Stop the worker, optionally wipe its data directory, start it, time it until ready; the
+    worker's CPU seconds from its start until ready, and the broker's over the same time."""
     stack.stop_worker()
     if wipe:
         shutil.rmtree(stack.worker_data_dir())
+    broker_before = cpu_seconds(broker_pid)
     started = time.monotonic()
     stack.start_worker()
     stack.wait_worker_ready(timeout=600)
     seconds = time.monotonic() - started
+    cpu = {"worker": cpu_seconds(stack.workers[-1].pid), "broker": cpu_seconds(broker_pid) - broker_before}
     body = httpx.get(f"{stack.worker_urls[-1]}/readyz", timeout=10).json()
-    return {"ready_seconds": seconds, "recovery": body.get("recovery")}
+    return {"ready_seconds": seconds, "recovery": body.get("recovery"), "cpu_s": cpu}
 
 
-def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]:
+def run_recovery_section(kafka_bootstrap: str, work_dir: Path, broker_pid: int | None = None) -> dict[str, Any]:
     stack = Stack(work_dir / "recovery", kafka_bootstrap)
     try:
         stack.start()
@@ -80,9 +83,9 @@ def run_recovery_section(kafka_bootstrap: str, work_dir: Path) -> dict[str, Any]
         progress("recovery: the worker decides them (one control state per key)")
         wait_for(lambda: _decisions(stack.worker_urls[-1]) >= KEYS, 1800, f"the worker to decide {KEYS} publishes", 1)
         progress("recovery: restart on the intact data directory (baseline)")
-        baseline = _restart(stack, wipe=False)
+        baseline = _restart(stack, wipe=False, broker_pid=broker_pid)
         progress("recovery: restart on a wiped data directory")
-        rebuilt = _restart(stack, wipe=True)
+        rebuilt = _restart(stack, wipe=True, broker_pid=broker_pid)
     finally:
         stack.stop()
     recovery = rebuilt["recovery"] or {}
@@ -111,6 +114,20 @@ def render_recovery(fig: dict[str, Any]) -> list[str]:
         f"recovery seconds per 100,000 keys = {fig['recovery_seconds_per_100k_keys']:.1f} "
         f"(target <= {TARGET_S:g} s: {'met' if fig['recovery_seconds_per_100k_keys'] <= TARGET_S else 'NOT met'}) "
         f"(time to ready over the baseline: {fig['ready_seconds_over_baseline_per_100k_keys']:.1f} s per 100,000 keys)",
+        *_cpu_lines(fig),
         f"note: {fig['keys']:,} keys of control state over {fig['partitions']} partitions, one worker, "
         "broker on the same cores",
     ]
+
+
+def _cpu_lines(fig: dict[str, Any]) -> list[str]:
+    """CPU seconds from the worker's start until ready, each start (older results have none)."""
+    lines = []
+    for name in ("baseline", "rebuilt"):
+        cpu = fig[name].get("cpu_s")
+        if cpu:
+            lines.append(
+                f"CPU from start to ready, {name}: worker {cpu['worker']:.1f} s, broker {cpu['broker']:.1f} s "
+                f"(over {fig[name]['ready_seconds']:.1f} s)"
+            )
+    return lines
