@@ -42,6 +42,15 @@ def _publish(fig: dict[str, Any]) -> Iterator[Row]:
         values = [r["rps"] for r in runs if r["kind"] == kind and r.get("valid")]
         return "/".join(f"{v:,.0f}" for v in values) if values else "-"
 
+    def broker_us(kind: str) -> str:
+        """The broker's CPU per publish in each run of ``kind`` (µs): what the guarantee costs it."""
+        values = [
+            1e4 * r["cpu_pct"]["broker"] / r["rps"]
+            for r in runs
+            if r["kind"] == kind and r.get("valid") and r.get("cpu_pct", {}).get("broker") is not None
+        ]
+        return "/".join(f"{v:,.0f}" for v in values) if values else "-"
+
     g, n = fig["guarantee"], fig["naive"]
     met = (
         None
@@ -50,8 +59,8 @@ def _publish(fig: dict[str, Any]) -> Iterator[Row]:
     )
     yield (
         "publish, guarantee on ÷ off",
-        f"{g['ratio']} x ({median_rps('on')} publishes/s, p99 {g['p99_ms']} ms)",
-        f"guarantee off: {median_rps('off')} publishes/s",
+        f"{g['ratio']} x ({median_rps('on')} publishes/s, p99 {g['p99_ms']} ms; broker {broker_us('on')} µs a publish)",
+        f"guarantee off: {median_rps('off')} publishes/s; broker {broker_us('off')} µs a publish",
         f"≥ {g['target']} x, p99 ≤ {g['target_p99_ms']:g} ms",
         _verdict(met),
     )
@@ -80,12 +89,18 @@ def _control(fig: dict[str, Any]) -> Iterator[Row]:
         rates = [r[mode]["rate"] for r in fig["rounds"] if mode in r]
         return "-" if not rates else "/".join(f"{x:,.0f}" for x in rates) + " events/s"
 
+    def cpu(mode: str) -> str:
+        """The agent process's own CPU per measured event (µs), each round."""
+        values = [1e6 * r[mode]["cpu_s"] / r[mode]["events"] for r in fig["rounds"] if "cpu_s" in r.get(mode, {})]
+        return "" if not values else f", {'/'.join(f'{v:,.0f}' for v in values)} µs CPU an event"
+
     quix = fig.get("ratio_control_to_quixstreams")
     if quix is not None or "quix_target" in fig:
         yield (
             "control agent ÷ quixstreams peer",
-            f"{_n(quix, 2)} x (control {rate('control')})",
-            f"quixstreams StreamingDataFrame + RocksDB, same topic: {rate('quixstreams')}",
+            f"{_n(quix, 2)} x (control {rate('control')}{cpu('control')}; "
+            f"Faust consume-only {rate('consume')}{cpu('consume')})",
+            f"quixstreams StreamingDataFrame + RocksDB, same topic: {rate('quixstreams')}{cpu('quixstreams')}",
             f"≥ {fig.get('quix_target', 1.0)} x",
             _verdict(None if quix is None else quix >= fig.get("quix_target", 1.0)),
         )
@@ -113,9 +128,11 @@ def _webhook(fig: dict[str, Any]) -> Iterator[Row]:
 
 def _recovery(fig: dict[str, Any]) -> Iterator[Row]:
     seconds, target = fig["recovery_seconds_per_100k_keys"], fig.get("target_s", 2.0)
+    cpu = fig["rebuilt"].get("cpu_s")
+    spent = f" (worker CPU {cpu['worker']:.1f} s, broker {cpu['broker']:.1f} s, start to ready)" if cpu else ""
     yield (
         "recovery of 100,000 keys",
-        f"{seconds:.1f} s",
+        f"{seconds:.1f} s{spent}",
         f"restart on an intact data directory: ready in {fig['baseline']['ready_seconds']:.1f} s",
         f"≤ {target:g} s",
         _verdict(seconds <= target),
