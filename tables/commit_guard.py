@@ -123,12 +123,11 @@ async def add_gap_merging_once(consumer: Any, tp: Any, offset_from: int, offset_
         offset_from = max(offset_from, committed + 1)
     if offset_from > offset_to:
         return
-    if offset_from >= gaps.end():  # 0 for an empty tree
-        gaps.addi(offset_from, offset_to + 1)  # intervaltree intervals exclude the end
-        return
-    gaps.addi(offset_from, offset_to + 1)
-    await asyncio.sleep(0)  # as Faust does: a large tree takes a while to merge
-    gaps.merge_overlaps()
+    past_the_others = offset_from >= gaps.end()  # 0 for an empty tree
+    gaps.addi(offset_from, offset_to + 1)  # intervaltree intervals exclude the end
+    if not past_the_others:
+        await asyncio.sleep(0)  # as Faust does: a large tree takes a while to merge
+        gaps.merge_overlaps()
 
 
 def contiguous_commits(settings: Settings) -> None:

@@ -31,7 +31,7 @@ counts: Counter[str] = Counter()
 
 
 _profile: Any = None
-_cpu_started = [0.0]
+cpu_started = 0.0  # process CPU seconds when the measured events began
 
 
 def process_cpu() -> float:
@@ -41,10 +41,10 @@ def process_cpu() -> float:
 
 
 def begin() -> None:
-    global started, _profile, measured_from
+    global started, _profile, measured_from, cpu_started
     if started is None and processed >= WARMUP:
         started, measured_from = time.perf_counter(), processed
-        _cpu_started[0] = process_cpu()
+        cpu_started = process_cpu()
         if os.environ.get("TOCSIN_BENCH_PROFILE"):  # a cProfile of the measured part, for digging
             import cProfile
 
@@ -73,7 +73,7 @@ def done(n: int) -> None:
     if processed >= total and started is not None:
         seconds = time.perf_counter() - started
         events = processed - measured_from
-        cpu = process_cpu() - _cpu_started[0]
+        cpu = process_cpu() - cpu_started
         result = {"mode": mode, "events": events, "seconds": seconds, "rate": events / seconds, "cpu_s": cpu, **counts}
         if _profile is not None:
             _profile.disable()

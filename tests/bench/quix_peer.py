@@ -58,7 +58,7 @@ def decide(value: dict[str, Any], state: State) -> dict[str, Any]:
     return {**value, "decision": decision}
 
 
-cpu_started = [0.0]
+cpu_started = 0.0  # process CPU seconds when the measured events began
 
 
 def process_cpu() -> float:
@@ -68,16 +68,16 @@ def process_cpu() -> float:
 
 
 def count(value: dict[str, Any]) -> None:
-    global processed, started, measured_from
+    global processed, started, measured_from, cpu_started
     if started is None and processed >= warmup:
         started, measured_from = time.perf_counter(), processed
-        cpu_started[0] = process_cpu()
+        cpu_started = process_cpu()
     processed += 1
     counts[value["decision"]] += 1
     if processed >= total and started is not None:
         seconds = time.perf_counter() - started
         events = processed - measured_from
-        cpu = process_cpu() - cpu_started[0]
+        cpu = process_cpu() - cpu_started
         result = {"mode": "quixstreams", "events": events, "seconds": seconds, "rate": events / seconds, "cpu_s": cpu}
         result.update(counts)
         print("CONTROL_BENCH " + json.dumps(result), flush=True)

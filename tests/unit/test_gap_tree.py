@@ -16,7 +16,6 @@ from intervaltree import IntervalTree
 from tables.commit_guard import ORIGINAL_ADD_GAP, add_gap_merging_once
 
 TOPIC_PARTITION = TP("t.publish", 0)
-FAUST_ADD_GAP = ORIGINAL_ADD_GAP  # Faust's own, taken before the worker installs its patches
 
 
 class GapConsumer:
@@ -31,7 +30,7 @@ class GapConsumer:
 def _faust_tree(committed: int | None, gaps: list[tuple[int, int]]) -> set[tuple[int, int]]:
     consumer = GapConsumer(committed)
     for start, end in gaps:
-        asyncio.run(FAUST_ADD_GAP(consumer, TOPIC_PARTITION, start, end))
+        asyncio.run(ORIGINAL_ADD_GAP(consumer, TOPIC_PARTITION, start, end))
     return {(i.begin, i.end) for i in consumer._gap[TOPIC_PARTITION]}
 
 
