@@ -29,16 +29,15 @@ from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from app.clock import now_ms
 from app.domain.pipeline import Processed, StoredControl, process, reads_state, state_mirror
-from app.domain.pipeline import tick_record as _tick_record
-from app.domain.shared.ids import new_id
 from app.domain.workflows.workflow_stage import WorkflowOutputs
 from app.kafka.app import action_topics, app, incident_actions_topic, publish_topic, settings, traces_topic
-from app.kafka.records import decode, encode
+from app.kafka.records import encode
 from app.observability import trace_context, tracing, worker_spans
 from app.observability.metrics import register_cache
 from streams import decision_log
 from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache
+from streams.control_records import publish_record, request_of, tick_record
 from streams.dead_letter import send_dead_letter, send_unreadable_state
 from streams.outbox import Outbox
 from streams.progress import Admit, PartitionProgress, applicable, dead_letter_and_pass
@@ -104,7 +103,7 @@ async def _apply_batch(events: list[Any]) -> None:
         record = await _decoded(event)
         if record is None:
             continue
-        bound = bind_contextvars(event_id=record["id"], organization_id=record["organization_id"], **_request(record))
+        bound = bind_contextvars(event_id=record["id"], organization_id=record["organization_id"], **request_of(record))
         try:
             done = await _decide(event, record, written, views, outbox)
         finally:
@@ -148,7 +147,7 @@ async def _decide(
         done = process(record, stored, cfg, key=key.decode(), offset=event.message.offset, prior_view=views.get(key))
         for rec, outputs in done.decided:
             decision_log.observe_decision(rec, len(outputs.actions) + len(outputs.deliveries))
-            await _queue(outputs, event.message.partition, outbox, event, trace, _request(record))
+            await _queue(outputs, event.message.partition, outbox, event, trace, request_of(record))
     return done
 
 
@@ -191,13 +190,7 @@ async def _deliver_and_write(
 async def _decoded(event: Any) -> dict[str, Any] | None:
     """The publish record of ``event``; None when it does not decode (it is dead-lettered)."""
     try:
-        record: dict[str, Any] = decode(event.value)
-        if not isinstance(record["id"], str):
-            raise TypeError("the record id is not a string")
-        for name in ("organization_id", "topic_id"):
-            if name not in record:
-                raise KeyError(name)  # the same reason as a lookup's
-        record["accepted_ms"] = int(record["accepted_ms"])
+        record = publish_record(event.value)
     except (ValueError, KeyError, TypeError) as exc:
         await send_dead_letter("control", event, f"undecodable publish record: {exc}")
         return None
@@ -232,13 +225,6 @@ async def read_state(event: Any, key: bytes) -> StoredControl | None:
         return None
 
 
-def _request(record: dict[str, Any]) -> dict[str, str]:
-    """``{"request_id": …}`` of the API request that published ``record`` (none in records of
-    older APIs, or of a publish whose id was not a string)."""
-    rid = record.get("request_id")
-    return {"request_id": rid} if isinstance(rid, str) else {}
-
-
 async def _queue(
     outputs: WorkflowOutputs,
     partition: int,
@@ -266,11 +252,6 @@ async def _queue(
     outbox.add(traces_topic, partition, outputs.trace)
     for reason in outputs.dead_letters:
         await send_dead_letter("workflow", event, reason)
-
-
-def tick_record(key: bytes, now_ms: int) -> dict[str, Any]:
-    """The auto-resolve tick of the state ``key`` now, with a fresh event id."""
-    return _tick_record(key.decode(), now_ms, new_id("evt"))
 
 
 @app.timer(interval=settings.control_tick_seconds)  # type: ignore[untyped-decorator]  # faust ships no type hints

@@ -12,50 +12,56 @@ from app.observability import metrics
 log = logging.getLogger(__name__)
 
 
-async def send_dead_letter(stage: str, event: Any, reason: str) -> None:
-    message = event.message
+def dead_letter_value(stage: str, topic: str, partition: int, offset: int, value: Any, reason: str) -> bytes:
+    """The dead-letter record of a source record that cannot be processed (counted and logged)."""
     metrics.DEAD_LETTERS.labels(stage).inc()
-    log.warning("dead-letter stage=%s topic=%s offset=%s reason=%s", stage, message.topic, message.offset, reason)
-    raw = event.value if isinstance(event.value, bytes) else b""
-    await dead_letter_topic.send(
-        key=event.key,
-        value=encode(
-            {
-                "stage": stage,
-                "reason": reason,
-                "topic": message.topic,
-                "partition": message.partition,
-                "offset": message.offset,
-                "value": raw.decode("utf-8", "replace")[:65536],
-            }
-        ),
+    log.warning("dead-letter stage=%s topic=%s offset=%s reason=%s", stage, topic, offset, reason)
+    raw = value if isinstance(value, bytes) else b""
+    return encode(
+        {
+            "stage": stage,
+            "reason": reason,
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "value": raw.decode("utf-8", "replace")[:65536],
+        }
     )
 
 
-async def send_unreadable_state(table: str, event: Any, key: bytes, raw: bytes, reason: str) -> None:
-    """A stored state that cannot be read: to the dead-letter topic with the reason and the raw
-    value (an operator can restore it), counted and logged at ERROR. The caller goes on from an
-    empty state for the key, so the event is still decided (a NOTIFY may repeat: said loudly)."""
+def unreadable_state_value(table: str, key: bytes, raw: bytes, partition: int, offset: int, reason: str) -> bytes:
+    """The dead-letter record of a stored state that cannot be read (counted, logged at ERROR)."""
     metrics.UNREADABLE_STATES.labels(table).inc()
     metrics.DEAD_LETTERS.labels(f"{table}-state").inc()
     log.error(
         "unreadable %s state for key %r (partition %s), dead-lettered; the key starts from empty state: %s",
         table,
         key.decode("utf-8", "replace"),
-        event.message.partition,
+        partition,
         reason,
     )
-    await dead_letter_topic.send(
-        key=key,
-        value=encode(
-            {
-                "stage": f"{table}-state",
-                "reason": reason,
-                "table": table,
-                "key": key.decode("utf-8", "replace"),
-                "partition": event.message.partition,
-                "offset": event.message.offset,
-                "value": raw.decode("utf-8", "replace")[:65536],
-            }
-        ),
+    return encode(
+        {
+            "stage": f"{table}-state",
+            "reason": reason,
+            "table": table,
+            "key": key.decode("utf-8", "replace"),
+            "partition": partition,
+            "offset": offset,
+            "value": raw.decode("utf-8", "replace")[:65536],
+        }
     )
+
+
+async def send_dead_letter(stage: str, event: Any, reason: str) -> None:
+    message = event.message
+    value = dead_letter_value(stage, message.topic, message.partition, message.offset, event.value, reason)
+    await dead_letter_topic.send(key=event.key, value=value)
+
+
+async def send_unreadable_state(table: str, event: Any, key: bytes, raw: bytes, reason: str) -> None:
+    """A stored state that cannot be read: to the dead-letter topic with the reason and the raw
+    value (an operator can restore it). The caller goes on from an empty state for the key, so
+    the event is still decided (a NOTIFY may repeat: said loudly)."""
+    value = unreadable_state_value(table, key, raw, event.message.partition, event.message.offset, reason)
+    await dead_letter_topic.send(key=key, value=value)

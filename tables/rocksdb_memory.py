@@ -31,6 +31,11 @@ def shared_write_buffers() -> Any:
     return _shared["write_buffers"]
 
 
+def budget() -> tuple[int, int] | None:
+    """(block cache bytes, memtable bytes) of the process, None before :func:`install`."""
+    return _shared.get("budget")
+
+
 def install(settings: Settings) -> None:
     """Make every RocksDB Faust opens from now on use the process's shared cache and memtable budget."""
     if _shared:
@@ -39,6 +44,7 @@ def install(settings: Settings) -> None:
     buffer_bytes = settings.memory.rocksdb_write_buffer_mb * MB
     _shared["cache"] = rocksdict.Cache(cache_bytes)
     _shared["write_buffers"] = rocksdict.WriteBufferManager(buffer_bytes, False)
+    _shared["budget"] = (cache_bytes, buffer_bytes)
     original = faust_rocksdb.RocksDBOptions.as_options
 
     def as_options(self: Any) -> Any:

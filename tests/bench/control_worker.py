@@ -1,7 +1,8 @@
 """One Faust worker of the control bench: ``python -m tests.bench.control_worker MODE TOTAL``.
 
 MODE ``control`` runs the real control agent (streams/control.py: tables, workflow stage,
-batched outputs); ``passthrough`` a naive agent that sends each event on (one ``send`` per
+batched outputs); ``batch`` the control stage on whole fetches (streams/control_batch.py, its own
+consumer, stores and checkpoint); ``passthrough`` a naive agent that sends each event on (one ``send`` per
 event); ``consume`` only reads. Each times the events after the first WARMUP and, once TOTAL were
 processed, prints one ``CONTROL_BENCH {...}`` line and exits. The environment (TOCSIN_*)
 says which broker, topics, database and consumer group.
@@ -102,6 +103,30 @@ if mode == "control":
 
     control.process_batch = counted_batch  # type: ignore[assignment]
     control.process = counted_process
+elif mode == "batch":
+    import streams.control_batch as control_batch
+    from tables.batch_stage import BatchStage
+
+    process_records = BatchStage._process
+    decide = control_batch.process
+
+    async def counted_records(self: BatchStage, batch: list[Any], epoch: int) -> None:
+        begin()
+        counts["batches"] += 1
+        await process_records(self, batch, epoch)
+        done(len(batch))
+
+    def counted_decide(*args: Any, **kwargs: Any) -> Any:
+        result = decide(*args, **kwargs)
+        for record, outputs in result.decided:
+            counts[record["decision"]] += 1
+            counts["actions"] += len(outputs.actions)
+        return result
+
+    BatchStage._process = counted_records  # type: ignore[method-assign]
+    control_batch.process = counted_decide
+elif mode in ("getmany", "getmany_json"):
+    pass  # the floor: aiokafka's own fetch of the same records (below), with a JSON decode per record or not
 elif mode == "passthrough":
     out = raw_topic(PASSTHROUGH_TOPIC)
 
@@ -123,6 +148,37 @@ else:
     raise SystemExit(f"unknown mode {mode!r}")
 
 
+async def floor(settings: Any, decode_each: bool) -> None:
+    """aiokafka's ``getmany`` over the publish topic from its start, nothing else (and ``orjson.loads``
+    of each value with ``decode_each``): the irreducible cost of taking the records."""
+    import orjson
+    from aiokafka import AIOKafkaConsumer
+
+    from app.kafka.security import client_args
+    from app.kafka.topics import PUBLISH
+
+    consumer = AIOKafkaConsumer(
+        settings.topic(PUBLISH),
+        **client_args(settings),
+        group_id=None,
+        auto_offset_reset="earliest",
+        isolation_level="read_committed",
+        max_partition_fetch_bytes=4 * 1_048_576,
+    )
+    await consumer.start()
+    while True:
+        fetched = await consumer.getmany(timeout_ms=100, max_records=10_000)
+        n = 0
+        for records in fetched.values():
+            n += len(records)
+            if decode_each:
+                for r in records:
+                    orjson.loads(r.value)
+        if n:
+            begin()
+            done(n)
+
+
 if __name__ == "__main__":
     import asyncio
 
@@ -136,6 +192,10 @@ if __name__ == "__main__":
     configure(settings.log_format, settings.log_level)  # the log set-up of `tocsin worker` (its cost included)
     os.makedirs(app.conf.datadir, exist_ok=True)
     asyncio.run(ensure_topics(settings, check_access))
+    if mode == "batch":  # the control stage on whole fetches (tables/batch_stage.py): no Faust worker
+        asyncio.run(control_batch.run_control_stage(settings))
+    if mode in ("getmany", "getmany_json"):
+        asyncio.run(floor(settings, decode_each=mode == "getmany_json"))
     worker = Worker(app, loglevel="info", quiet=True, override_logging=False)
     worker.spinner = None  # with a spinner Faust sets the root logger to DEBUG: every debug call costs
     worker.execute_from_commandline()

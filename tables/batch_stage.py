@@ -1,0 +1,289 @@
+"""A stage that takes whole fetches, from fetch to commit, on an aiokafka consumer it owns (the
+checkpoint model of quixstreams and Kafka Streams).
+
+One :class:`BatchStage` per stage and worker process: a consumer in the stage's own group
+(``<worker id>.<stage>``, so an operator scales it by partitions like any agent), the stage's
+local stores (:mod:`tables.partition_store`) for exactly the partitions it is assigned, and one
+loop:
+
+1. fetch: ``getmany`` returns what the broker has for the assigned partitions;
+2. restore: a partition assigned since the last fetch is first brought up to its changelog's end
+   (:mod:`tables.changelog_restore`, bulk);
+3. decide: the stage's handler takes the whole fetch (records by partition) and a
+   :class:`Checkpoint`, reads state from the stores, queues its outputs and state changes;
+4. :meth:`Checkpoint.commit`: send the outputs, send the changelog records, wait until the broker
+   has them all, commit the source offsets, then write each store's changes with their changelog
+   offset as one RocksDB write batch.
+
+A partition's committed offset is therefore the first record whose effects are not yet durable,
+by construction: a worker killed anywhere redelivers exactly the records whose commit it did not
+reach, and nothing has to be found again later. Records redelivered after a kill between steps 4's
+send and commit are decided again from the changelog's state (the handler skips what a key's
+stored offset says it applied; outputs carry effect ids that the sinks deduplicate).
+
+A rebalance: the partitions' revocation waits for the batch in flight (its commit still succeeds,
+the member is alive until the revocation returns); a batch fetched before the revocation is
+dropped unprocessed (the next owner reads it from the committed offset). A partition with no
+committed offset in the stage's group takes the offset the previous release's group committed
+(``legacy_group``: an upgrade in place neither skips nor repeats what was applied).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import CommitFailedError
+from aiokafka.structs import ConsumerRecord
+
+from tables.changelog_restore import RestoreProgress, restore
+from tables.partition_store import PartitionStore
+
+log = logging.getLogger(__name__)
+
+Records = dict[int, list[ConsumerRecord[bytes, bytes]]]
+
+
+@dataclass
+class Checkpoint:
+    """The outputs and state changes of one batch, made durable together by :meth:`commit`."""
+
+    producer: AIOKafkaProducer
+    changelog: str | None
+    outputs: list[tuple[str, int | None, bytes | None, bytes]] = field(default_factory=list)
+    changes: dict[int, dict[bytes, bytes | None]] = field(default_factory=lambda: defaultdict(dict))
+
+    def send(self, topic: str, value: bytes, *, partition: int | None = None, key: bytes | None = None) -> None:
+        """Queue an output record (sent at commit, before any offset moves)."""
+        self.outputs.append((topic, partition, key, value))
+
+    def put(self, partition: int, key: bytes, value: bytes | None) -> None:
+        """Queue a state change of ``partition``'s store (None deletes); the last one of a key wins."""
+        self.changes[partition][key] = value
+
+    async def flush(self) -> dict[int, int]:
+        """Steps 1-3: outputs and changelog records sent and acknowledged; the last changelog offset
+        of each partition that changed."""
+        futures = [
+            await self.producer.send(topic, value, key=key, partition=partition)
+            for topic, partition, key, value in self.outputs
+        ]
+        changelog_sends: list[tuple[int, int, Any]] = []
+        if self.changelog is not None:
+            for partition, changes in self.changes.items():
+                batch, count = self.producer.create_batch(), 0
+                for key, value in changes.items():
+                    if batch.append(key=key, value=value, timestamp=None) is None:
+                        changelog_sends.append(
+                            (
+                                partition,
+                                count,
+                                await self.producer.send_batch(batch, self.changelog, partition=partition),
+                            )
+                        )
+                        batch, count = self.producer.create_batch(), 0
+                        if batch.append(key=key, value=value, timestamp=None) is None:
+                            raise ValueError(f"a state of {len(value or b'')} bytes does not fit in a producer batch")
+                    count += 1
+                if count:
+                    changelog_sends.append(
+                        (partition, count, await self.producer.send_batch(batch, self.changelog, partition=partition))
+                    )
+        await asyncio.gather(*futures)
+        metas = await asyncio.gather(*(f for _p, _n, f in changelog_sends))
+        last: dict[int, int] = {}
+        for (partition, count, _f), meta in zip(changelog_sends, metas, strict=True):
+            last[partition] = max(last.get(partition, -1), meta.offset + count - 1)
+        return last
+
+    def write_local(self, stores: Mapping[int, PartitionStore], changelog_offsets: Mapping[int, int]) -> None:
+        """Step 5: each store's changes and its changelog offset, one write batch each."""
+        for partition, changes in self.changes.items():
+            store = stores.get(partition)
+            if store is not None and partition in changelog_offsets:
+                store.apply(changes, changelog_offsets[partition])
+
+
+Handler = Callable[[Records, Checkpoint, Mapping[int, PartitionStore]], Awaitable[None]]
+Skip = Callable[[ConsumerRecord[bytes, bytes], str], Awaitable[None]]
+
+
+class Revoked(Exception):
+    """The batch's partitions were revoked before its commit: the next owner decides it again."""
+
+
+@contextlib.contextmanager
+def _dropped_when_revoked(stage: str) -> Iterator[None]:
+    try:
+        yield
+    except Revoked:
+        log.info("%s: partitions revoked before the batch's commit; their next owner decides it", stage)
+
+
+class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka ships no type hints for it
+    """The loop of one stage (module docstring). ``consumer`` subscribes in the stage's group;
+    ``restorer`` is a consumer of no group for the changelog; ``data_dir`` holds the stores."""
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        changelog: str | None,
+        consumer: AIOKafkaConsumer,
+        restorer: AIOKafkaConsumer | None,
+        producer: AIOKafkaProducer,
+        data_dir: Path,
+        handler: Handler,
+        *,
+        max_records: int = 10_000,
+        fetch_timeout_ms: int = 100,
+        legacy_offsets: Callable[[list[TopicPartition]], Awaitable[dict[TopicPartition, int]]] | None = None,
+        on_committed: Callable[[], None] | None = None,
+    ) -> None:
+        self.name, self.source, self.changelog = name, source, changelog
+        self.consumer, self.restorer, self.producer = consumer, restorer, producer
+        self.data_dir = data_dir
+        self.handler = handler
+        self.max_records, self.fetch_timeout_ms = max_records, fetch_timeout_ms
+        self.legacy_offsets = legacy_offsets
+        self.on_committed = on_committed
+        self.stores: dict[int, PartitionStore] = {}
+        self.assigned: frozenset[int] = frozenset()
+        self.to_restore: set[int] = set()
+        self.to_seek: set[int] = set()
+        self.epoch = 0  # moves at every revocation: a batch fetched before it is dropped
+        self.restore_progress = RestoreProgress()
+        self.restore_progress.ended = self.restore_progress.started
+        self.lock = asyncio.Lock()
+        self.applied: dict[int, int] = {}  # partition → next offset to apply (committed by this process)
+
+    # -- the rebalance listener (called by aiokafka's coordinator) --------------------------------
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        self.epoch += 1
+        async with self.lock:  # the batch in flight commits (or finds itself revoked) first
+            self.assigned = frozenset()
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        partitions = frozenset(tp.partition for tp in assigned if tp.topic == self.source)
+        async with self.lock:
+            for p in set(self.stores) - partitions:
+                self.stores.pop(p).close()
+                self.applied.pop(p, None)
+            self.to_restore |= partitions - set(self.stores)
+            self.to_seek |= partitions
+            self.assigned = partitions
+            log.info("%s: assigned partitions %s", self.name, sorted(partitions))
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def store_path(self, partition: int) -> Path:
+        return self.data_dir / f"{self.name}-{partition}.db"
+
+    def open_store(self, partition: int) -> PartitionStore:
+        return PartitionStore(self.store_path(partition))
+
+    def ready(self) -> bool:
+        """Assigned, and nothing left to restore."""
+        return not self.to_restore and self.restore_progress.ended is not None
+
+    async def _prepare_partitions(self) -> None:
+        """Open and restore the stores of newly assigned partitions; place partitions without a
+        committed offset in this group where the previous release's group left them."""
+        if self.to_restore:
+            progress = self.restore_progress = RestoreProgress()
+            opened = {p: self.open_store(p) for p in sorted(self.to_restore)}
+            if self.changelog is not None and self.restorer is not None:
+                opened = await restore(self.restorer, self.changelog, opened, self.open_store, progress)
+            self.stores.update(opened)
+            self.to_restore.clear()
+            log.info("%s: %s", self.name, progress.snapshot().describe())
+        if self.to_seek:
+            # Every newly assigned partition is placed explicitly: what a fetch returned since the
+            # assignment is dropped unprocessed (it may predate the restore), so the position goes
+            # back to the committed offset, else the previous release's, else the beginning.
+            tps = [TopicPartition(self.source, p) for p in sorted(self.to_seek) if p in self.assigned]
+            self.to_seek.clear()
+            committed = {tp: await self.consumer.committed(tp) for tp in tps}
+            missing = [tp for tp, offset in committed.items() if offset is None]
+            legacy = await self.legacy_offsets(missing) if missing and self.legacy_offsets is not None else {}
+            for tp in tps:
+                offset = committed[tp]
+                if offset is None:
+                    offset = legacy.get(tp)
+                    if offset is not None:
+                        log.info(
+                            "%s: partition %d starts at %d, where the previous release left it",
+                            self.name,
+                            tp.partition,
+                            offset,
+                        )
+                if offset is None:
+                    await self.consumer.seek_to_beginning(tp)
+                else:
+                    self.consumer.seek(tp, offset)
+
+    async def run(self, skip: Skip, process_until_done: Callable[..., Awaitable[None]]) -> None:
+        """Fetch, decide, commit, forever (cancel to stop)."""
+        while True:
+            epoch = self.epoch
+            fetched = await self.consumer.getmany(timeout_ms=self.fetch_timeout_ms, max_records=self.max_records)
+            async with self.lock:
+                if self.to_restore or self.to_seek:
+                    await self._prepare_partitions()
+                    continue  # positions may have moved: fetch again from them
+                if epoch != self.epoch or not fetched:
+                    continue
+                records = [r for tp, rs in fetched.items() if tp.partition in self.assigned for r in rs]
+                if not records:
+                    continue
+
+                async def process(batch: list[ConsumerRecord[bytes, bytes]], epoch: int = epoch) -> None:
+                    with _dropped_when_revoked(self.name):
+                        await self._process(batch, epoch)
+
+                async def skip_one(record: ConsumerRecord[bytes, bytes], reason: str, epoch: int = epoch) -> None:
+                    with _dropped_when_revoked(self.name):
+                        await skip(record, reason)
+                        await self._commit({record.partition: record.offset + 1}, epoch)
+
+                await process_until_done(self.name, process, records, skip_one)
+
+    async def _process(self, batch: list[ConsumerRecord[bytes, bytes]], epoch: int) -> None:
+        if epoch != self.epoch:
+            return  # revoked meanwhile: dropped, the next owner decides it
+        by_partition: Records = defaultdict(list)
+        for record in batch:
+            by_partition[record.partition].append(record)
+        checkpoint = Checkpoint(self.producer, self.changelog)
+        await self.handler(by_partition, checkpoint, self.stores)
+        changelog_offsets = await checkpoint.flush()
+        await self._commit({p: rs[-1].offset + 1 for p, rs in by_partition.items()}, epoch)
+        checkpoint.write_local(self.stores, changelog_offsets)
+        if self.on_committed is not None:
+            self.on_committed()
+
+    async def _commit(self, offsets: dict[int, int], epoch: int) -> None:
+        if epoch != self.epoch:
+            raise Revoked()
+        try:
+            await self.consumer.commit({TopicPartition(self.source, p): o for p, o in offsets.items()})
+        except CommitFailedError as exc:
+            raise Revoked() from exc
+        self.applied.update(offsets)
+
+
+async def legacy_committed(
+    admin: AIOKafkaAdminClient, group: str, tps: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """The offsets ``group`` committed for ``tps`` (those it committed at all)."""
+    found = await admin.list_consumer_group_offsets(group, partitions=tps)
+    return {tp: meta.offset for tp, meta in found.items() if meta is not None and meta.offset >= 0}
