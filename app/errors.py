@@ -29,7 +29,8 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── Refused (cli/partitions.py): ``tocsin partitions`` cannot grow the deployment now
  ├── PublishedDuringGrow (cli/partitions.py): records arrived while ``tocsin partitions`` ran
  ├── ProfileError (cli/profile.py): the CLI's API address, token or organization missing, or its profile file unusable
- └── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
+ ├── UnreadableValue (tables/codecs.py, also ValueError): a stored table value that cannot be decoded
+ └── Revoked (tables/batch_stage.py): a batch stage's partitions revoked before its commit; the batch is dropped
 
 How to read a line: ``[status code]`` is what the API answers for it (absent: the class is never
 answered as such; an unexpected error is ``500 SYS-000``); ``retriable`` is the class's attribute:

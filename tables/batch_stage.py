@@ -44,6 +44,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import CommitFailedError
 from aiokafka.structs import ConsumerRecord
 
+from app.errors import TocsinError
 from tables.changelog_restore import RestoreProgress, restore
 from tables.partition_store import PartitionStore
 
@@ -116,8 +117,12 @@ Handler = Callable[[Records, Checkpoint, Mapping[int, PartitionStore]], Awaitabl
 Skip = Callable[[ConsumerRecord[bytes, bytes], str], Awaitable[None]]
 
 
-class Revoked(Exception):
-    """The batch's partitions were revoked before its commit: the next owner decides it again."""
+class Revoked(TocsinError):
+    """The batch's partitions were revoked before its commit: the next owner decides it again.
+    Nothing for an operator to do: the batch is dropped, never lost."""
+
+    def __init__(self) -> None:
+        super().__init__("the batch's partitions were revoked before its commit")
 
 
 @contextlib.contextmanager
