@@ -95,7 +95,8 @@ async def _admin(settings: Settings) -> AIOKafkaAdminClient:
 async def check_stopped(admin: AIOKafkaAdminClient, settings: Settings) -> None:
     """Refuse while a worker (or its retry scheduler) is a member of its consumer group."""
     busy = []
-    for group in (settings.worker_id, retry_group(settings)):
+    stages = [topics.stage_group(settings, stage) for stage in topics.BATCH_STAGES]
+    for group in (settings.worker_id, retry_group(settings), *stages):
         state, count = await members(admin, settings, group)
         if count:
             busy.append(f"{group} ({count} members, {state})")

@@ -255,7 +255,7 @@ def _producer(settings: Settings) -> AIOKafkaProducer:
 async def run_control_stage(settings: Settings) -> None:
     """The control stage of this worker process, until cancelled."""
     handler = ControlStage(settings)
-    group = f"{settings.worker_id}.{STAGE}"
+    group = topics.stage_group(settings, STAGE)
     consumer = AIOKafkaConsumer(
         **client_args(settings),
         group_id=group,

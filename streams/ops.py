@@ -9,7 +9,8 @@ from typing import Any
 
 from app.kafka.app import app
 from app.observability import metrics
-from app.observability.health import OK, broker_check, database_check
+from app.observability.health import OK, RecoveryProgress, broker_check, database_check
+from streams import control_batch
 from streams.resources import resources
 from streams.tails import tail_watch
 from tables.control import worker_consumer
@@ -23,7 +24,28 @@ def tables_check() -> str:
         return "rebalancing"
     if app.in_recovery or not worker_consumer.tables_recovered():
         return "recovering tables"
+    if not control_batch.stages:
+        return "starting the control stage"
+    if not all(stage.ready() for stage in control_batch.stages):
+        return "recovering the control stage's state"
     return OK
+
+
+def recovery_progress() -> RecoveryProgress | None:
+    """The Faust tables' recovery and the batch stages' restores together (records, partitions;
+    the longer time; done when all are)."""
+    parts = [p for p in (worker_consumer.recovery_progress(),) if p is not None]
+    parts += [stage.restore_progress.snapshot() for stage in control_batch.stages]
+    if not parts:
+        return None
+    return RecoveryProgress(
+        records_done=sum(p.records_done for p in parts),
+        records_total=sum(p.records_total for p in parts),
+        partitions_done=sum(p.partitions_done for p in parts),
+        partitions_total=sum(p.partitions_total for p in parts),
+        seconds=max(p.seconds for p in parts),
+        done=all(p.done for p in parts),
+    )
 
 
 def tails_check() -> str:
@@ -49,7 +71,7 @@ async def readyz(web: Any, request: Any) -> Any:
     checks = {"database": database, "broker": broker, "tables": tables_check(), "tails": tails_check()}
     ok = all(v == OK for v in checks.values())
     body: dict[str, Any] = {"status": "ready" if ok else "not ready", "checks": checks}
-    recovery = worker_consumer.recovery_progress()
+    recovery = recovery_progress()
     if recovery is not None:
         body["recovery"] = recovery.as_json()
     return web.json(body, status=200 if ok else 503)

@@ -1,11 +1,12 @@
-"""The worker's tail watch (streams/tail_watch.py): which agents' records carry a promise, and how
-far each has applied its source partitions."""
+"""The worker's tail watch (streams/tail_watch.py): which Faust agents' records carry a promise, and
+how far each has applied its source partitions. The control stage takes whole batches on a consumer
+of its own (streams/control_batch.py), whose committed offset is what it applied, by construction."""
 
 from __future__ import annotations
 
-from app.kafka.app import action_topics, idempotency_topic, incident_actions_topic, publish_topic, traces_topic
+from app.kafka.app import action_topics, idempotency_topic, incident_actions_topic, traces_topic
 from streams.tail_watch import TailWatch, Watched
-from tables.control import control_states, idempotency_keys
+from tables.control import idempotency_keys
 from tables.faust_adapter import tail_view
 from tables.state import PartitionState
 
@@ -35,7 +36,6 @@ def _committed(stage: str, source: object) -> Watched:
 tail_watch = TailWatch(
     tail_view,
     [
-        _stored_progress("control", publish_topic, control_states),
         _stored_progress("idempotency", idempotency_topic, idempotency_keys),
         _committed("incidents", incident_actions_topic),
         _committed("traces", traces_topic),

@@ -11,7 +11,7 @@ from app.kafka.config_changes import follow_changes
 from app.kafka.topics import ensure_topics_when_reachable
 from app.observability import tracing
 from app.observability.logthrottle import throttle_library_logs
-from streams import actions, control, idempotency, ops, sinks
+from streams import actions, control_batch, idempotency, ops, sinks
 from streams.resources import resources
 from streams.retry import RetryScheduler
 from streams.tail_watch import run_forever
@@ -19,7 +19,6 @@ from streams.tails import tail_watch
 from tables.kafka_access import check_access
 
 AGENTS = (
-    control.control,
     idempotency.idempotency,
     sinks.incident_sink,
     sinks.trace_sink,
@@ -27,7 +26,6 @@ AGENTS = (
     actions.email_deliveries,
     actions.webhook_deliveries,
 )
-TIMERS = (control.auto_resolve_ticks,)
 PAGES = (ops.healthz, ops.readyz, ops.prometheus_metrics)
 log = logging.getLogger(__name__)
 
@@ -36,6 +34,17 @@ log = logging.getLogger(__name__)
 async def watch_the_tails() -> None:
     """Every source partition applied up to its last stable offset within seconds (streams/tail_watch.py)."""
     await run_forever(tail_watch)
+
+
+@app.task  # type: ignore[untyped-decorator]  # faust ships no type hints
+async def control_stage() -> None:
+    """The control stage on whole batches, on a consumer of its own (streams/control_batch.py)."""
+    while True:
+        try:
+            await control_batch.run_control_stage(settings)
+        except Exception as exc:
+            log.exception("control stage restarting after error: %s", exc)
+            await asyncio.sleep(1.0)
 
 
 @app.task  # type: ignore[untyped-decorator]  # faust ships no type hints

@@ -162,6 +162,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         self.on_committed = on_committed
         self.stores: dict[int, PartitionStore] = {}
         self.assigned: frozenset[int] = frozenset()
+        self.joined = False  # a first assignment came (possibly of no partition)
         self.to_restore: set[int] = set()
         self.to_seek: set[int] = set()
         self.epoch = 0  # moves at every revocation: a batch fetched before it is dropped
@@ -186,6 +187,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             self.to_restore |= partitions - set(self.stores)
             self.to_seek |= partitions
             self.assigned = partitions
+            self.joined = True
             log.info("%s: assigned partitions %s", self.name, sorted(partitions))
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -198,7 +200,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
 
     def ready(self) -> bool:
         """Assigned, and nothing left to restore."""
-        return not self.to_restore and self.restore_progress.ended is not None
+        return self.joined and not self.to_restore and self.restore_progress.ended is not None
 
     async def _prepare_partitions(self) -> None:
         """Open and restore the stores of newly assigned partitions; place partitions without a

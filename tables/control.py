@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.kafka import topics
-from app.kafka.app import app, idempotency_topic, publish_topic, settings
+from app.kafka.app import app, idempotency_topic, settings
 from tables.faust_adapter import FaustTable, consumer
 
 
@@ -50,11 +50,10 @@ def _table(name: str, changelog: str) -> Any:
     )
 
 
-# Key: the publish key (organization/topic/status/partition key); value: app.domain.pipeline.StoredControl.
-control_states = FaustTable(_table("control-state", topics.CONTROL_CHANGELOG))
+# The control stage's state (key: the publish key; value: app.domain.pipeline.StoredControl) is no Faust
+# table: the stage keeps it in stores of its own over the same changelog (streams/control_batch.py).
 # Key: organization/topic/idempotency key; value: tables.codecs.StoredKey.
 idempotency_keys = FaustTable(_table("idempotency", topics.IDEMPOTENCY_CHANGELOG))
 worker_consumer = consumer
 # the agents that keep their own progress in these tables (streams/progress.py) read from there
-consumer.keep_aligned(publish_topic, control_states, "control")
 consumer.keep_aligned(idempotency_topic, idempotency_keys, "idempotency")

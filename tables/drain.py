@@ -10,6 +10,7 @@ may touch.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -81,18 +82,26 @@ async def _members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -
 
 # The topics whose agents keep the next offset to apply in their table (streams/progress.py): that,
 # not the group's committed offset, says what was applied (Faust may commit past it).
-TABLE_SOURCES = ((topics.PUBLISH, topics.CONTROL_CHANGELOG), (topics.IDEMPOTENCY, topics.IDEMPOTENCY_CHANGELOG))
+TABLE_SOURCES = ((topics.IDEMPOTENCY, topics.IDEMPOTENCY_CHANGELOG),)
 READ_TIMEOUT_S = 30.0  # reading the offsets left to their end: what is not read by then counts as unapplied
 
 
 async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, int]:
-    """Per partition of ``publish`` and ``idempotency``: the next offset its agent must apply, as
-    its table's progress key holds it in the changelog (absent: nothing applied there yet). The
-    commit markers owed that an older value also holds are not trusted (streams/progress.py): the
-    offsets after it are read instead."""
+    """Per partition of ``publish``: the offset the control stage committed (tables/batch_stage.py:
+    the first record whose effects are not durable). Per partition of ``idempotency``: the next
+    offset its agent must apply, as its table's progress key holds it in the changelog (absent:
+    nothing applied there yet). The commit markers owed that an older value also holds are not
+    trusted (streams/progress.py): the offsets after it are read instead."""
+    applied: dict[TopicPartition, int] = {}
+    for stage, source in topics.BATCH_STAGES.items():
+        committed = await retrying(
+            functools.partial(admin.list_consumer_group_offsets, topics.stage_group(settings, stage))
+        )
+        for tp, meta in committed.items():
+            if tp.topic == settings.topic(source) and meta is not None and meta.offset >= 0:
+                applied[tp] = meta.offset
     names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
     counts = await topics.partition_counts(admin, names)
-    applied: dict[TopicPartition, int] = {}
     if not any(counts.values()):  # no worker of this group ever ran: nothing applied anywhere
         return applied  # (and aiokafka's consumer raises CancelledError when stopped right after its start)
     consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
@@ -130,7 +139,9 @@ async def pending(admin: AIOKafkaAdminClient, settings: Settings) -> Pending:
     committed = await retrying(lambda: admin.list_consumer_group_offsets(settings.worker_id))
     tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
     applied = await applied_offsets(admin, settings)
-    tables = {settings.topic(source) for source, _ in TABLE_SOURCES}
+    tables = {settings.topic(source) for source, _ in TABLE_SOURCES} | {
+        settings.topic(source) for source in topics.BATCH_STAGES.values()
+    }
     result = Pending({}, {})
     if not tps:
         return result

@@ -63,6 +63,16 @@ def changelog_topic(settings: Settings, changelog: str) -> str:
     return settings.topic(f"{settings.worker_id}.{changelog}")
 
 
+def stage_group(settings: Settings, stage: str) -> str:
+    """The consumer group of a stage that takes whole batches on a consumer of its own
+    (tables/batch_stage.py): named after the worker's group, one per stage."""
+    return f"{settings.worker_id}.{stage}"
+
+
+# The stages on batch consumers of their own, and their source topics (the worker's Faust group reads the rest).
+BATCH_STAGES = {"control": PUBLISH}
+
+
 def grow_marker(settings: Settings) -> str:
     """The topic that exists while ``tocsin partitions`` grows the deployment (cli/partitions.py)."""
     return settings.topic(f"{settings.worker_id}.partitions-grow")

@@ -46,9 +46,7 @@ TARGET, STRETCH = 0.8, 1.0
 QUIX_TARGET = 1.0  # control agent ÷ the quixstreams peer (issue 31)
 ROUNDS = int(os.environ.get("TOCSIN_BENCH_ROUNDS", "2"))
 MODES = tuple(
-    os.environ.get("TOCSIN_BENCH_MODES", "getmany,getmany_json,consume,passthrough,control,batch,quixstreams").split(
-        ","
-    )
+    os.environ.get("TOCSIN_BENCH_MODES", "getmany,getmany_json,consume,passthrough,control,quixstreams").split(",")
 )
 QUIX_LOCK = Path(__file__).with_name("quix-requirements.lock")
 QUIX_VENV = ROOT / "var" / "bench-quix-venv"
@@ -198,10 +196,7 @@ def run_control_section(kafka_bootstrap: str, work_dir: Any, broker_pid: int | N
     ratios = [r["control"]["rate"] / r["passthrough"]["rate"] for r in rounds]
     ratio = sum(ratios) / len(ratios)
     quix_ratios = [r["control"]["rate"] / r["quixstreams"]["rate"] for r in rounds if "quixstreams" in r]
-    batch_quix = [r["batch"]["rate"] / r["quixstreams"]["rate"] for r in rounds if "quixstreams" in r and "batch" in r]
     return {
-        "batch_quix_ratios": batch_quix,
-        "ratio_batch_to_quixstreams": sum(batch_quix) / len(batch_quix) if batch_quix else None,
         "quix_ratios": quix_ratios,
         "ratio_control_to_quixstreams": sum(quix_ratios) / len(quix_ratios) if quix_ratios else None,
         "quix_target": QUIX_TARGET,
@@ -230,8 +225,6 @@ def render_control(fig: dict[str, Any]) -> list[str]:
         lines.append(f"{n}: control / pass-through = {fig['ratios'][n - 1]:.2f}")
         if fig.get("quix_ratios"):
             lines.append(f"{n}: control / quixstreams = {fig['quix_ratios'][n - 1]:.2f}")
-        if fig.get("batch_quix_ratios"):
-            lines.append(f"{n}: batch control stage / quixstreams = {fig['batch_quix_ratios'][n - 1]:.2f}")
     ratio = fig["ratio_control_to_passthrough"]
     verdict = "stretch met" if ratio >= fig["stretch"] else "target met" if fig["met"] else "BELOW TARGET"
     lines.append(
@@ -241,13 +234,9 @@ def render_control(fig: dict[str, Any]) -> list[str]:
     if quix is not None:
         quix_verdict = "met" if quix >= fig["quix_target"] else "NOT met"
         lines.append(f"control / quixstreams peer = {quix:.2f} (target ≥ {fig['quix_target']}): {quix_verdict}")
-    batch = fig.get("ratio_batch_to_quixstreams")
-    if batch is not None:
-        verdict = "met" if batch >= fig["quix_target"] else "NOT met"
-        lines.append(f"batch control stage / quixstreams peer = {batch:.2f} (target ≥ {fig['quix_target']}): {verdict}")
     lines.append(
         "note: getmany / getmany_json = aiokafka's own fetch of the same records, alone and with a JSON decode "
-        "per record (the floor); batch = the control stage on whole fetches (streams/control_batch.py)"
+        "per record (the floor); control = the control stage on whole fetches (streams/control_batch.py)"
     )
     lines.append(
         f"note: {fig['events']} events over {fig['partition_keys']} partition keys, one worker, "

@@ -1,11 +1,11 @@
 """One Faust worker of the control bench: ``python -m tests.bench.control_worker MODE TOTAL``.
 
-MODE ``control`` runs the real control agent (streams/control.py: tables, workflow stage,
-batched outputs); ``batch`` the control stage on whole fetches (streams/control_batch.py, its own
-consumer, stores and checkpoint); ``passthrough`` a naive agent that sends each event on (one ``send`` per
-event); ``consume`` only reads. Each times the events after the first WARMUP and, once TOTAL were
-processed, prints one ``CONTROL_BENCH {...}`` line and exits. The environment (TOCSIN_*)
-says which broker, topics, database and consumer group.
+MODE ``control`` runs the real control stage (streams/control_batch.py: whole fetches on its own
+consumer, its stores and checkpoint, the workflow stage); ``passthrough`` a naive Faust agent that
+sends each event on (one ``send`` per event); ``consume`` a Faust agent that only reads;
+``getmany`` and ``getmany_json`` aiokafka's own fetch (the floor). Each times the events after the
+first WARMUP and, once TOTAL were processed, prints one ``CONTROL_BENCH {...}`` line and exits. The
+environment (TOCSIN_*) says which broker, topics, database and consumer group.
 """
 
 from __future__ import annotations
@@ -84,26 +84,6 @@ def done(n: int) -> None:
 
 
 if mode == "control":
-    import streams.control as control
-
-    process_batch, process = control.process_batch, control.process
-
-    async def counted_batch(events: list[Any]) -> None:
-        begin()
-        counts["batches"] += 1
-        await process_batch(events)
-        done(len(events))
-
-    def counted_process(*args: Any, **kwargs: Any) -> Any:
-        result = process(*args, **kwargs)
-        for record, outputs in result.decided:
-            counts[record["decision"]] += 1
-            counts["actions"] += len(outputs.actions)
-        return result
-
-    control.process_batch = counted_batch  # type: ignore[assignment]
-    control.process = counted_process
-elif mode == "batch":
     import streams.control_batch as control_batch
     from tables.batch_stage import BatchStage
 
@@ -192,7 +172,7 @@ if __name__ == "__main__":
     configure(settings.log_format, settings.log_level)  # the log set-up of `tocsin worker` (its cost included)
     os.makedirs(app.conf.datadir, exist_ok=True)
     asyncio.run(ensure_topics(settings, check_access))
-    if mode == "batch":  # the control stage on whole fetches (tables/batch_stage.py): no Faust worker
+    if mode == "control":  # the control stage on whole fetches (tables/batch_stage.py): no Faust worker
         asyncio.run(control_batch.run_control_stage(settings))
     if mode in ("getmany", "getmany_json"):
         asyncio.run(floor(settings, decode_each=mode == "getmany_json"))

@@ -23,17 +23,15 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from app.kafka.partitioner import KeyPartitioner
 from app.kafka.topics import (
-    CONTROL_CHANGELOG,
-    changelog_topic,
     ensure_topics,
     grow_marker,
     keyed_topics,
     partition_counts,
+    stage_group,
 )
 from app.settings import Settings
 from cli.partitions import PublishedDuringGrow, Refused, add_partitions, check_drained, create_marker, grow
 from devstack.kafka import LocalKafka
-from tables.codecs import PROGRESS_KEY, dump_progress
 from tables.kafka_access import check_access
 from tests.e2e.test_event_control import decision_of, incidents_when, publish, timeline, trace_of
 from tests.support.effects import listen
@@ -260,8 +258,8 @@ async def test_a_publish_during_the_grow_is_reported(kafka: LocalKafka) -> None:
 
 
 async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafka: LocalKafka) -> None:
-    """Issue 30, item 1: what the control agent applied is its table's progress key (the next offset
-    to apply), not the group's committed offset, which may be ahead of it; and a transaction still
+    """Issue 30, item 1: what the control stage applied is its own group's committed offset (the first
+    record whose effects are not durable), not the worker group's, which may be ahead of it; and a transaction still
     open holds its records back from a read_committed end offset. Before the fix both were taken
     for drained: the committed offset 4 was past the applied 1, and the open transaction's record
     lay beyond the last stable offset."""
@@ -285,9 +283,16 @@ async def test_drained_means_applied_by_the_tables_with_no_transaction_open(kafk
         if commit:
             await api.commit_transaction()
 
-    async def applied(offset: int) -> None:  # what the control agent's table stores
-        name = changelog_topic(settings, CONTROL_CHANGELOG)
-        await tables.send_and_wait(name, dump_progress(offset), key=PROGRESS_KEY, partition=0)
+    async def applied(offset: int) -> None:  # what the control stage committed (tables/batch_stage.py)
+        stage = AIOKafkaConsumer(
+            bootstrap_servers=kafka.bootstrap, group_id=stage_group(settings, "control"), enable_auto_commit=False
+        )
+        await stage.start()
+        try:
+            stage.assign([publish_tp])
+            await stage.commit({publish_tp: offset})
+        finally:
+            await stage.stop()
 
     async def refusal() -> str:
         with pytest.raises(Refused) as refused:

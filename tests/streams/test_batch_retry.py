@@ -15,7 +15,7 @@ from aiokafka.errors import KafkaConnectionError
 
 import streams.batches
 from app.observability import metrics
-from streams import control, idempotency
+from streams import idempotency
 from streams.batches import process_until_done
 
 
@@ -66,12 +66,10 @@ async def test_cancellation_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> N
         await process_until_done("test", cancelled, ["e1"], _no_skip)
 
 
-@pytest.mark.parametrize("agent", [control.control, idempotency.idempotency])
-async def test_the_stateful_agents_process_their_batches_until_done(
-    agent: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The agents' loops hand each batch to process_until_done (a raise inside would lose it)."""
-    module = control if agent is control.control else idempotency
+async def test_the_idempotency_agent_processes_its_batches_until_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's loop hands each batch to process_until_done (a raise inside would lose it); the
+    control stage does the same in tables/batch_stage.py (tests/integration/test_batch_stage.py)."""
+    agent, module = idempotency.idempotency, idempotency
     handed: list[tuple[str, Any, list[Any]]] = []
 
     async def record(stage: str, process: Any, events: list[Any], skip: Any) -> None:
@@ -85,7 +83,7 @@ async def test_the_stateful_agents_process_their_batches_until_done(
 
     monkeypatch.setattr(module, "process_until_done", record)
     await agent.fun(Stream())
-    stage = "control" if module is control else "idempotency"
+    stage = "idempotency"
     assert handed == [(stage, module.process_batch, ["a", "b"]), (stage, module.process_batch, ["c"])]
 
 

@@ -4,14 +4,16 @@ outcomes (the release due before an event comes first)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 
 from app.domain.events.control import ControlDecision, ControlState, Policy
 from app.domain.pipeline import StoredControl, apply_policy, release_record
 from app.domain.workflows.workflow_stage import episode_key
-from streams.control import tick_record
 from streams.control_caches import DueIndex
+from streams.control_records import tick_record
 from streams.idempotency import Expiry
 from streams.outbox import chunks, items_of
 from tables.codecs import StoredKey, UnreadableValue, dump_control, dump_key, load_control, load_key
@@ -151,27 +153,29 @@ def test_episode_keys_differ_by_state_and_episode() -> None:
     assert len({episode_key("o/t/ACTUAL/p", 1), episode_key("o/t/ACTUAL/p", 2), episode_key("o/t/DRILL/p", 1)}) == 3
 
 
-async def test_the_agent_dead_letters_an_unreadable_state_and_counts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_stage_dead_letters_an_unreadable_state_and_counts_it(tmp_path: Path) -> None:
     """Defect: an unreadable state restarted empty without a word. Now its raw value goes to the
     dead-letter topic with the key and the reason, the metric counts it, and the key starts empty."""
-    import streams.control
-    import streams.dead_letter
+    from aiokafka.structs import ConsumerRecord
+
     from app.observability import metrics
+    from app.settings import Settings
+    from streams.control_batch import ControlStage
+    from tables.batch_stage import Checkpoint
+    from tables.partition_store import PartitionStore
 
-    sent: list[tuple[bytes | None, dict[str, object]]] = []
-
-    async def capture(*, key: bytes | None = None, value: bytes) -> None:
-        sent.append((key, orjson.loads(value)))
-
-    monkeypatch.setattr(streams.dead_letter.dead_letter_topic, "send", capture)
-    monkeypatch.setattr(streams.control.control_states, "get", lambda key: b'{"v": 1, "state": {"policy_type": 1}}')
+    key = b"org_1/wtp_1/ACTUAL/st-1"
+    store = PartitionStore(tmp_path / "control-3.db", shared_memory=False)
+    store.apply({key: b'{"v": 1, "state": {"policy_type": 1}}'}, 0)
+    stage = ControlStage(Settings())
+    checkpoint = Checkpoint(producer=None, changelog=None)  # type: ignore[arg-type]  # nothing is sent here
+    rec = ConsumerRecord("t", 3, 77, 0, 0, key, b"{}", None, len(key), 2, [])
     before = metrics.REGISTRY.get_sample_value("tocsin_unreadable_states_total", {"table": "control"}) or 0.0
-    event = type("E", (), {"message": type("M", (), {"partition": 3, "offset": 77})()})()
-    assert await streams.control.read_state(event, b"org_1/wtp_1/ACTUAL/st-1") is None
+    assert stage._state_of(checkpoint, rec, store, {}) is None
+    store.close()
     assert metrics.REGISTRY.get_sample_value("tocsin_unreadable_states_total", {"table": "control"}) == before + 1
-    [(key, body)] = sent
-    assert key == b"org_1/wtp_1/ACTUAL/st-1"
+    [(topic, _partition, sent_key, value)] = checkpoint.outputs
+    body = orjson.loads(value)
+    assert topic == stage.dead_letters and sent_key == key
     assert body["stage"] == "control-state" and body["key"] == "org_1/wtp_1/ACTUAL/st-1"
     assert body["partition"] == 3 and body["offset"] == 77
-    assert "control state unreadable" in str(body["reason"])
-    assert body["value"] == '{"v": 1, "state": {"policy_type": 1}}'

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from app.domain.events.control import Policy
 from app.domain.events.publish import idempotency_stage_key, state_key
 from app.domain.pipeline import StoredControl, apply_policy
-from streams.control import tick_record
+from streams.control_records import tick_record
 
 ORG, TOPIC = "org_1", "wtp_1"
 POLICIES = {

@@ -59,7 +59,7 @@ def test_state_cache_is_bounded_and_an_evicted_state_is_read_from_the_table_agai
         cache.views[key] = (stored.state, {})
         assert len(cache.items) <= 50 and len(cache.views) <= 50
     assert cache.items.evictions == KEYS - 50
-    # what the agent reads for an evicted key is the table's (streams/control.py _state_of)
+    # what the agent reads for an evicted key is the table's (streams/control_batch.py ControlStage._state_of)
     assert cache.items.get(b"org/wtp/ACTUAL/st-0") is None and b"org/wtp/ACTUAL/st-0" in table
     cache.check(2)  # a rebalance empties it
     assert len(cache.items) == 0 and len(cache.views) == 0

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from app.kafka.app import publish_topic
-from tables.control import control_states, idempotency_keys
+from tables.control import idempotency_keys
 from tables.faust_adapter import FaustTable
 
 
-@pytest.mark.parametrize("table", [control_states, idempotency_keys], ids=["control", "idempotency"])
+@pytest.mark.parametrize("table", [idempotency_keys], ids=["idempotency"])
 def test_a_changelog_takes_no_acknowledgements(table: FaustTable) -> None:
     """With acks on, Faust's conductor counted the changelog among the topics streams acknowledge,
     and its stream-timeout check (``AIOKafkaConsumerThread.verify_event_path``) logged "Stream has
