@@ -46,7 +46,7 @@ from streams.dead_letter import dead_letter_value, unreadable_state_value
 from streams.outbox import chunks
 from streams.resources import resources
 from tables.batch_stage import BatchStage, Checkpoint, Records, legacy_committed
-from tables.codecs import UnreadableValue, dump_control, load_control
+from tables.codecs import PROGRESS_KEY, UnreadableValue, dump_control, load_control, load_progress_state
 from tables.partition_store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -272,7 +272,17 @@ async def run_control_stage(settings: Settings) -> None:
     await asyncio.gather(producer.start(), restorer.start(), admin.start())
 
     async def legacy(tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        return await legacy_committed(admin, settings.worker_id, tps)
+        """Where the previous release's control agent left each partition: its group's committed
+        offset, or the next offset its table said it must apply where that is lower (that release
+        could commit past what it had applied; an earlier start is safe: a record at or below its
+        key's stored offset is skipped)."""
+        found = await legacy_committed(admin, settings.worker_id, tps)
+        for tp in tps:
+            store = stage.stores.get(tp.partition)
+            applied = load_progress_state(store.get(PROGRESS_KEY)) if store is not None else None
+            if applied is not None:
+                found[tp] = min(found.get(tp, applied[0]), applied[0])
+        return found
 
     stage = BatchStage(
         STAGE,
@@ -286,6 +296,7 @@ async def run_control_stage(settings: Settings) -> None:
         max_records=settings.control_batch_size,
         legacy_offsets=legacy,
         on_committed=handler.committed,
+        restore_log_seconds=settings.worker_recovery_log_seconds,
     )
     handler.stage = stage
     stages.append(stage)

@@ -33,11 +33,12 @@ def tables_check() -> str:
 
 def recovery_progress() -> RecoveryProgress | None:
     """The Faust tables' recovery and the batch stages' restores together (records, partitions;
-    the longer time; done when all are)."""
-    parts = [p for p in (worker_consumer.recovery_progress(),) if p is not None]
-    parts += [stage.restore_progress.snapshot() for stage in control_batch.stages]
-    if not parts:
+    the longer time; done when all are); None until each knows what it has to read."""
+    faust = worker_consumer.recovery_progress()
+    restores = [stage.restore_progress for stage in control_batch.stages]
+    if faust is None or not restores or not all(r.known for r in restores):
         return None
+    parts = [faust, *(r.snapshot() for r in restores)]
     return RecoveryProgress(
         records_done=sum(p.records_done for p in parts),
         records_total=sum(p.records_total for p in parts),

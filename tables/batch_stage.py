@@ -152,6 +152,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         fetch_timeout_ms: int = 100,
         legacy_offsets: Callable[[list[TopicPartition]], Awaitable[dict[TopicPartition, int]]] | None = None,
         on_committed: Callable[[], None] | None = None,
+        restore_log_seconds: float = 5.0,
     ) -> None:
         self.name, self.source, self.changelog = name, source, changelog
         self.consumer, self.restorer, self.producer = consumer, restorer, producer
@@ -160,14 +161,14 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         self.max_records, self.fetch_timeout_ms = max_records, fetch_timeout_ms
         self.legacy_offsets = legacy_offsets
         self.on_committed = on_committed
+        self.restore_log_seconds = restore_log_seconds
         self.stores: dict[int, PartitionStore] = {}
         self.assigned: frozenset[int] = frozenset()
         self.joined = False  # a first assignment came (possibly of no partition)
         self.to_restore: set[int] = set()
         self.to_seek: set[int] = set()
         self.epoch = 0  # moves at every revocation: a batch fetched before it is dropped
-        self.restore_progress = RestoreProgress()
-        self.restore_progress.ended = self.restore_progress.started
+        self.restore_progress = RestoreProgress()  # not known until the first assignment's restore
         self.lock = asyncio.Lock()
         self.applied: dict[int, int] = {}  # partition → next offset to apply (committed by this process)
 
@@ -200,7 +201,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
 
     def ready(self) -> bool:
         """Assigned, and nothing left to restore."""
-        return self.joined and not self.to_restore and self.restore_progress.ended is not None
+        return self.joined and not self.to_restore
 
     async def _prepare_partitions(self) -> None:
         """Open and restore the stores of newly assigned partitions; place partitions without a
@@ -209,7 +210,9 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             progress = self.restore_progress = RestoreProgress()
             opened = {p: self.open_store(p) for p in sorted(self.to_restore)}
             if self.changelog is not None and self.restorer is not None:
-                opened = await restore(self.restorer, self.changelog, opened, self.open_store, progress)
+                opened = await restore(
+                    self.restorer, self.changelog, opened, self.open_store, progress, self.restore_log_seconds
+                )
             self.stores.update(opened)
             self.to_restore.clear()
             log.info("%s: %s", self.name, progress.snapshot().describe())

@@ -5,7 +5,7 @@ object or a queue: the cost per changelog record is aiokafka's fetch and one ``W
 
 A store resumes from the changelog offset it holds; a store that holds an offset past the
 changelog's end (the changelog was deleted and made again) is wiped and read from the start.
-Progress (records done of the total, ETA) goes to the log every few seconds and to ``/readyz``
+Progress (records done of the total, ETA) goes to the log periodically and to ``/readyz``
 through :class:`RestoreProgress`.
 """
 
@@ -37,6 +37,7 @@ class RestoreProgress:
     partitions_done: int = 0
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None  # None while the restore runs
+    known: bool = False  # the offsets to read are known (the totals are final)
 
     def snapshot(self) -> RecoveryProgress:
         end = self.ended if self.ended is not None else time.monotonic()
@@ -56,6 +57,7 @@ async def restore(
     stores: Mapping[int, PartitionStore],
     reopen: Callable[[int], PartitionStore],
     progress: RestoreProgress,
+    log_every: float = LOG_EVERY_S,
 ) -> dict[int, PartitionStore]:
     """Bring every store of ``stores`` (by partition) up to its changelog partition's end; returns
     the stores to use (a wiped one is replaced by ``reopen(partition)``). ``consumer`` is a consumer
@@ -63,6 +65,7 @@ async def restore(
     stores = dict(stores)
     tps = {p: TopicPartition(changelog, p) for p in stores}
     if not tps:
+        progress.known = True
         progress.ended = time.monotonic()
         return stores
     consumer.assign(list(tps.values()))
@@ -90,6 +93,7 @@ async def restore(
                 progress.records_total += end[tp] - start
         progress.partitions_total += len(tps)
         progress.partitions_done += len(tps) - len(pending)
+        progress.known = True
         consumer.pause(*[tp for tp in tps.values() if tp not in pending])
         logged = time.monotonic()
         while pending:
@@ -103,7 +107,7 @@ async def restore(
                     del pending[tp]
                     consumer.pause(tp)
                     progress.partitions_done += 1
-            if time.monotonic() - logged >= LOG_EVERY_S:
+            if time.monotonic() - logged >= log_every:
                 logged = time.monotonic()
                 log.info("%s: %s", changelog, progress.snapshot().describe())
     finally:

@@ -26,7 +26,7 @@ from tests.support.stack import Stack, wait_for
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 PARTITIONS = 12
-TABLES = 2  # control states and idempotency keys: both changelogs are read back
+TABLES = 2  # control states (the control stage's stores) and idempotency keys (a Faust table): both read back
 STATES = 150_000  # enough for a recovery of several seconds on a loaded machine (about 30,000 records/s)
 _PROGRESS = re.compile(
     r"recovering from the changelogs: ([\d,]+) of ([\d,]+) records, (\d+) of (\d+) partitions done, "
@@ -98,14 +98,16 @@ def test_recovery_progress_in_readyz_and_log(stack_factory: Callable[..., Stack]
     }
 
     log = stack.worker_logs[-1].read_text(errors="replace")
+    # the control stage's restore (tables/changelog_restore.py) logs its own lines, the idempotency
+    # table's recovery (Faust's) its own: every control state is in the first, none in the second
     progress = [tuple(int(g.replace(",", "")) for g in m.groups()) for m in _PROGRESS.finditer(log)]
     assert progress, f"no progress line in the worker's log:\n{stack.tail(stack.worker_logs[-1])}"
-    assert all(total == STATES and parts == PARTITIONS * TABLES for _d, total, _p, parts in progress), progress
+    assert all(total == STATES and parts == PARTITIONS for _d, total, _p, parts in progress), progress
     assert all(d < total for d, total, _p, _parts in progress)
     # periodic, not a flood: about one line per interval of the recovery
     assert len(progress) <= final["recovery"]["seconds"] / 0.5 + 2, len(progress)
     finals = [(int(n.replace(",", "")), int(p)) for n, p in _FINAL.findall(log)]
-    assert finals == [(STATES, PARTITIONS * TABLES)], finals
+    assert [f for f in finals if f[0]] == [(STATES, PARTITIONS)], finals
     print(
         f"\nrecovery of {STATES} records: ready after {took:.1f} s; {len(recovering)} answers while not ready, "
         f"{len(partial)} under way; {len(progress)} progress lines; final {final['recovery']}"
