@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from functools import cached_property
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import InvalidProducerEpoch, OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -24,16 +23,13 @@ from app.domain.shared.rate_limit import RateLimiter
 from app.identity.federation import Federation
 from app.kafka.config_changes import announce_change
 from app.kafka.partitioner import KeyPartitioner
+from app.kafka.producer_errors import PRODUCER_FATAL
 from app.kafka.security import client_args
 from app.observability.metrics import register_cache
 from app.settings import Settings
 from app.store.models import AccessToken
 
 log = logging.getLogger(__name__)
-
-
-# Send failures after which an idempotent producer never succeeds again (its id or sequence is refused).
-PRODUCER_FATAL = (OutOfOrderSequenceNumber, ProducerFenced, UnknownProducerId, InvalidProducerEpoch)
 
 
 PRODUCER_BATCH_BYTES = 512 * 1024  # below the broker's message.max.bytes (1 MiB by default)

@@ -33,6 +33,7 @@ from app.clock import now_ms
 from app.domain.pipeline import StoredControl, process, reads_state, state_mirror
 from app.kafka import topics
 from app.kafka.partitioner import KeyPartitioner
+from app.kafka.producer_errors import PRODUCER_FATAL
 from app.kafka.records import encode
 from app.kafka.security import client_args
 from app.observability import trace_context, tracing, worker_spans
@@ -219,7 +220,7 @@ class ControlStage:
         self._lag_logged = now
         log.info("control: batch=%d behind=%.0fms", n, now * 1000 - oldest)
 
-    async def ticks(self, producer: AIOKafkaProducer) -> None:
+    async def ticks(self) -> None:
         """Every TOCSIN_CONTROL_TICK_SECONDS: a tick for every state of this worker's partitions whose
         auto-resolve time has come."""
         while True:
@@ -238,7 +239,10 @@ class ControlStage:
                 self.due_index.rebuild(assignment, items())
             now = clock()
             for key in self.due_index.take_due(now, items):
-                await producer.send(self.publish, encode(tick_record(key, now)), key=key)
+                try:
+                    await stage.producer.send(self.publish, encode(tick_record(key, now)), key=key)
+                except PRODUCER_FATAL:
+                    await stage.renew_producer()  # the tick is sent again in 30 s (DueIndex)
 
 
 def _producer(settings: Settings) -> AIOKafkaProducer:
@@ -271,6 +275,11 @@ async def run_control_stage(settings: Settings) -> None:
     admin = AIOKafkaAdminClient(**client_args(settings))
     await asyncio.gather(producer.start(), restorer.start(), admin.start())
 
+    async def new_producer() -> AIOKafkaProducer:
+        fresh = _producer(settings)
+        await fresh.start()
+        return fresh
+
     async def legacy(tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         """Where the previous release's control agent left each partition: its group's committed
         offset, or the next offset its table said it must apply where that is lower (that release
@@ -297,16 +306,21 @@ async def run_control_stage(settings: Settings) -> None:
         legacy_offsets=legacy,
         on_committed=handler.committed,
         restore_log_seconds=settings.worker_recovery_log_seconds,
+        new_producer=new_producer,
     )
     handler.stage = stage
     stages.append(stage)
     consumer.subscribe([stage.source], listener=stage)
     await consumer.start()
-    ticks = asyncio.create_task(handler.ticks(producer))
+    ticks = asyncio.create_task(handler.ticks())
 
     async def skip(rec: ConsumerRecord[bytes, bytes], reason: str) -> None:
         value = dead_letter_value(STAGE, rec.topic, rec.partition, rec.offset, rec.value, reason)
-        await (await producer.send(handler.dead_letters, value, key=rec.key))
+        try:
+            await (await stage.producer.send(handler.dead_letters, value, key=rec.key))
+        except PRODUCER_FATAL:
+            await stage.renew_producer()
+            raise
 
     try:
         await stage.run(skip, process_until_done)
@@ -315,7 +329,9 @@ async def run_control_stage(settings: Settings) -> None:
         stages.remove(stage)
         for store in stage.stores.values():
             store.close()
-        await asyncio.gather(consumer.stop(), restorer.stop(), producer.stop(), admin.close(), return_exceptions=True)
+        await asyncio.gather(
+            consumer.stop(), restorer.stop(), stage.producer.stop(), admin.close(), return_exceptions=True
+        )
 
 
 stages: list[BatchStage] = []  # the running batch stages of this process (the operations endpoints read them)

@@ -45,6 +45,7 @@ from aiokafka.errors import CommitFailedError
 from aiokafka.structs import ConsumerRecord
 
 from app.errors import TocsinError
+from app.kafka.producer_errors import PRODUCER_FATAL
 from tables.changelog_restore import RestoreProgress, restore
 from tables.partition_store import PartitionStore
 
@@ -153,6 +154,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         legacy_offsets: Callable[[list[TopicPartition]], Awaitable[dict[TopicPartition, int]]] | None = None,
         on_committed: Callable[[], None] | None = None,
         restore_log_seconds: float = 5.0,
+        new_producer: Callable[[], Awaitable[AIOKafkaProducer]] | None = None,
     ) -> None:
         self.name, self.source, self.changelog = name, source, changelog
         self.consumer, self.restorer, self.producer = consumer, restorer, producer
@@ -162,6 +164,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         self.legacy_offsets = legacy_offsets
         self.on_committed = on_committed
         self.restore_log_seconds = restore_log_seconds
+        self.new_producer = new_producer
         self.stores: dict[int, PartitionStore] = {}
         self.assigned: frozenset[int] = frozenset()
         self.joined = False  # a first assignment came (possibly of no partition)
@@ -275,11 +278,27 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             by_partition[record.partition].append(record)
         checkpoint = Checkpoint(self.producer, self.changelog)
         await self.handler(by_partition, checkpoint, self.stores)
-        changelog_offsets = await checkpoint.flush()
+        try:
+            changelog_offsets = await checkpoint.flush()
+        except PRODUCER_FATAL:
+            await self.renew_producer()
+            raise  # the batch is retried on the new producer
         await self._commit({p: rs[-1].offset + 1 for p, rs in by_partition.items()}, epoch)
         checkpoint.write_local(self.stores, changelog_offsets)
         if self.on_committed is not None:
             self.on_committed()
+
+    async def renew_producer(self) -> None:
+        """Replace a producer whose id or sequence the broker refuses (it would fail every send after)."""
+        if self.new_producer is None:
+            return
+        old = self.producer
+        log.warning("%s: the broker refused the producer's sequence; replacing the producer", self.name)
+        self.producer = await self.new_producer()
+        try:
+            await old.stop()
+        except Exception as exc:  # noqa: BLE001 - the old producer is broken; its stop may fail too
+            log.info("%s: stopping the refused producer failed: %r", self.name, exc)
 
     async def _commit(self, offsets: dict[int, int], epoch: int) -> None:
         if epoch != self.epoch:
