@@ -303,6 +303,7 @@ async def run_control_stage(settings: Settings) -> None:
         settings.worker_data_path / "stages",
         handler,
         max_records=settings.control_batch_size,
+        fetch_timeout_ms=max(1, round(settings.control_batch_seconds * 1000)),
         legacy_offsets=legacy,
         on_committed=handler.committed,
         restore_log_seconds=settings.worker_recovery_log_seconds,

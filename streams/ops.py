@@ -90,3 +90,6 @@ def update_lag() -> None:
     metrics.CONSUMER_LAG.clear()
     for tp, behind in worker_consumer.lag():
         metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(behind)
+    for stage in control_batch.stages:
+        for tp, behind in stage.lag():
+            metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(behind)

@@ -288,6 +288,16 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         if self.on_committed is not None:
             self.on_committed()
 
+    def lag(self) -> Iterator[tuple[TopicPartition, int]]:
+        """``(tp, records not applied yet)`` per assigned partition: high watermark minus the offset
+        this process committed (partitions it has not committed yet are left out)."""
+        for p in sorted(self.assigned):
+            tp = TopicPartition(self.source, p)
+            highwater = self.consumer.highwater(tp)
+            applied = self.applied.get(p)
+            if highwater is not None and applied is not None:
+                yield tp, max(highwater - applied, 0)
+
     async def renew_producer(self) -> None:
         """Replace a producer whose id or sequence the broker refuses (it would fail every send after)."""
         if self.new_producer is None:

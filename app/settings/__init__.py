@@ -213,10 +213,13 @@ class Settings(BaseSettings):
     # One INFO line per event-control decision (ids, key, decision; never the body).
     decision_log: bool = Field(default=True, description="one `decision` log line per control decision (worker)")
     control_batch_size: int = Field(
-        default=500, ge=1, le=10_000, description="how many events the control agent decides together"
+        default=500,
+        ge=1,
+        le=10_000,
+        description="the most records the control stage takes in one fetch and decides together",
     )
     control_batch_seconds: float = Field(
-        default=0.02, gt=0, le=5, description="how long the control agent waits to fill a batch"
+        default=0.02, gt=0, le=5, description="how long the control stage's fetch waits when no record is waiting"
     )
     control_tick_seconds: float = Field(
         default=1.0, gt=0, le=3600, description="how often the auto-resolve timer looks for due episodes"
