@@ -223,6 +223,7 @@ class ControlStage:
     async def ticks(self) -> None:
         """Every TOCSIN_CONTROL_TICK_SECONDS: a tick for every state of this worker's partitions whose
         auto-resolve time has come."""
+        due_epoch = -1
         while True:
             await asyncio.sleep(self.settings.control_tick_seconds)
             stage = self.stage
@@ -233,16 +234,20 @@ class ControlStage:
             def items(stores: dict[int, PartitionStore] = stores) -> Any:
                 return (item for store in stores.values() for item in store.items())
 
-            assignment = frozenset(stores)
-            if assignment != self.due_index.assignment:
-                log.info("control: active partitions %s", sorted(assignment))
-                self.due_index.rebuild(assignment, items())
-            now = clock()
-            for key in self.due_index.take_due(now, items):
-                try:
-                    await stage.producer.send(self.publish, encode(tick_record(key, now)), key=key)
-                except PRODUCER_FATAL:
-                    await stage.renew_producer()  # the tick is sent again in 30 s (DueIndex)
+            try:
+                if stage.epoch != due_epoch:  # every rebalance: the states may have changed hands
+                    due_epoch = stage.epoch
+                    log.info("control: active partitions %s", sorted(stores))
+                    self.due_index.rebuild(frozenset(stores), items())
+                now = clock()
+                for key in self.due_index.take_due(now, items):
+                    producer = stage.producer
+                    try:
+                        await producer.send(self.publish, encode(tick_record(key, now)), key=key)
+                    except PRODUCER_FATAL:
+                        await stage.renew_producer(producer)  # the tick is sent again in 30 s (DueIndex)
+            except Exception as exc:  # noqa: BLE001 - a tick not sent is sent again; the timer goes on
+                log.warning("control: auto-resolve ticks failed, trying again: %r", exc)
 
 
 def _producer(settings: Settings) -> AIOKafkaProducer:
@@ -268,12 +273,14 @@ async def run_control_stage(settings: Settings) -> None:
         isolation_level="read_committed",
         session_timeout_ms=10_000,
         heartbeat_interval_ms=2_000,
+        # a revocation waits for the batch in flight, at most one retry back-off (30 s) past its
+        # last attempt: the member stays in the group meanwhile
+        rebalance_timeout_ms=60_000,
         max_partition_fetch_bytes=4 * 1_048_576,
     )
     restorer = AIOKafkaConsumer(**client_args(settings), enable_auto_commit=False, group_id=None)
     producer = _producer(settings)
     admin = AIOKafkaAdminClient(**client_args(settings))
-    await asyncio.gather(producer.start(), restorer.start(), admin.start())
 
     async def new_producer() -> AIOKafkaProducer:
         fresh = _producer(settings)
@@ -310,23 +317,27 @@ async def run_control_stage(settings: Settings) -> None:
         new_producer=new_producer,
     )
     handler.stage = stage
-    stages.append(stage)
-    consumer.subscribe([stage.source], listener=stage)
-    await consumer.start()
-    ticks = asyncio.create_task(handler.ticks())
 
     async def skip(rec: ConsumerRecord[bytes, bytes], reason: str) -> None:
         value = dead_letter_value(STAGE, rec.topic, rec.partition, rec.offset, rec.value, reason)
+        producer = stage.producer
         try:
-            await (await stage.producer.send(handler.dead_letters, value, key=rec.key))
+            await (await producer.send(handler.dead_letters, value, key=rec.key))
         except PRODUCER_FATAL:
-            await stage.renew_producer()
+            await stage.renew_producer(producer)
             raise
 
-    try:
+    ticks: asyncio.Task[None] | None = None
+    stages.append(stage)
+    try:  # whatever fails to start is stopped with the rest, and the stage leaves the list
+        await asyncio.gather(producer.start(), restorer.start(), admin.start())
+        consumer.subscribe([stage.source], listener=stage)
+        await consumer.start()
+        ticks = asyncio.create_task(handler.ticks())
         await stage.run(skip, process_until_done)
     finally:
-        ticks.cancel()
+        if ticks is not None:
+            ticks.cancel()
         stages.remove(stage)
         for store in stage.stores.values():
             store.close()

@@ -21,9 +21,13 @@ reach, and nothing has to be found again later. Records redelivered after a kill
 send and commit are decided again from the changelog's state (the handler skips what a key's
 stored offset says it applied; outputs carry effect ids that the sinks deduplicate).
 
-A rebalance: the partitions' revocation waits for the batch in flight (its commit still succeeds,
-the member is alive until the revocation returns); a batch fetched before the revocation is
-dropped unprocessed (the next owner reads it from the committed offset). A partition with no
+A rebalance: the revocation moves the stage's epoch at once, then waits for the batch in flight to
+end. A batch whose epoch moved before its commit goes no further (nothing sent if it was still
+being decided; no commit if it was being sent: its outputs are deduplicated and its states' offsets
+skip its records at the next owner), and a batch fetched before the revocation is dropped
+unprocessed; the next owner reads them from the committed offset. Every assigned partition, also one
+this worker kept, is brought up to its changelog's end before its records are decided. A commit the
+group refuses (this member was dropped) moves the epoch too, and the partitions are sought back. A partition with no
 committed offset in the stage's group takes the offset the previous release's group committed
 (``legacy_group``: an upgrade in place neither skips nor repeats what was applied).
 """
@@ -72,12 +76,15 @@ class Checkpoint:
         self.changes[partition][key] = value
 
     async def flush(self) -> dict[int, int]:
-        """Steps 1-3: outputs and changelog records sent and acknowledged; the last changelog offset
-        of each partition that changed."""
+        """Steps 1-3: the outputs sent and acknowledged, then the changelog records sent and
+        acknowledged; the last changelog offset of each partition that changed. Never the changelog
+        before the outputs: a state whose outputs were lost (a kill, a partition refusing them) would
+        make the next owner skip their records as applied."""
         futures = [
             await self.producer.send(topic, value, key=key, partition=partition)
             for topic, partition, key, value in self.outputs
         ]
+        await asyncio.gather(*futures)
         changelog_sends: list[tuple[int, int, Any]] = []
         if self.changelog is not None:
             for partition, changes in self.changes.items():
@@ -99,7 +106,6 @@ class Checkpoint:
                     changelog_sends.append(
                         (partition, count, await self.producer.send_batch(batch, self.changelog, partition=partition))
                     )
-        await asyncio.gather(*futures)
         metas = await asyncio.gather(*(f for _p, _n, f in changelog_sends))
         last: dict[int, int] = {}
         for (partition, count, _f), meta in zip(changelog_sends, metas, strict=True):
@@ -165,6 +171,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         self.on_committed = on_committed
         self.restore_log_seconds = restore_log_seconds
         self.new_producer = new_producer
+        self.renewing = asyncio.Lock()
         self.stores: dict[int, PartitionStore] = {}
         self.assigned: frozenset[int] = frozenset()
         self.joined = False  # a first assignment came (possibly of no partition)
@@ -188,7 +195,10 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             for p in set(self.stores) - partitions:
                 self.stores.pop(p).close()
                 self.applied.pop(p, None)
-            self.to_restore |= partitions - set(self.stores)
+            # Every assigned partition, also one kept open: another worker may have owned it since
+            # (this one dropped from the group and back, unseen); the restore resumes from the
+            # changelog offset the store holds, so a store that is up to date costs two offset reads.
+            self.to_restore |= partitions
             self.to_seek |= partitions
             self.assigned = partitions
             self.joined = True
@@ -211,11 +221,17 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         committed offset in this group where the previous release's group left them."""
         if self.to_restore:
             progress = self.restore_progress = RestoreProgress()
-            opened = {p: self.open_store(p) for p in sorted(self.to_restore)}
+            opened = {p: self.stores.get(p) or self.open_store(p) for p in sorted(self.to_restore)}
             if self.changelog is not None and self.restorer is not None:
-                opened = await restore(
-                    self.restorer, self.changelog, opened, self.open_store, progress, self.restore_log_seconds
-                )
+                try:
+                    opened = await restore(
+                        self.restorer, self.changelog, opened, self.open_store, progress, self.restore_log_seconds
+                    )
+                except BaseException:
+                    for p, store in opened.items():
+                        if self.stores.get(p) is not store:
+                            store.close()  # RocksDB's lock is released for the next attempt
+                    raise
             self.stores.update(opened)
             self.to_restore.clear()
             log.info("%s: %s", self.name, progress.snapshot().describe())
@@ -228,6 +244,8 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             committed = {tp: await self.consumer.committed(tp) for tp in tps}
             missing = [tp for tp, offset in committed.items() if offset is None]
             legacy = await self.legacy_offsets(missing) if missing and self.legacy_offsets is not None else {}
+            beginnings = await self.consumer.beginning_offsets(missing) if missing else {}
+            first: dict[TopicPartition, int] = {}
             for tp in tps:
                 offset = committed[tp]
                 if offset is None:
@@ -239,10 +257,12 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
                             tp.partition,
                             offset,
                         )
-                if offset is None:
-                    await self.consumer.seek_to_beginning(tp)
-                else:
-                    self.consumer.seek(tp, offset)
+                    else:
+                        offset = beginnings[tp]
+                    first[tp] = offset
+                self.consumer.seek(tp, offset)
+            if first:  # where the stage starts is its first commit: a quiet partition is drained from there
+                await self.consumer.commit(first)
 
     async def run(self, skip: Skip, process_until_done: Callable[..., Awaitable[None]]) -> None:
         """Fetch, decide, commit, forever (cancel to stop)."""
@@ -278,10 +298,12 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             by_partition[record.partition].append(record)
         checkpoint = Checkpoint(self.producer, self.changelog)
         await self.handler(by_partition, checkpoint, self.stores)
+        if epoch != self.epoch:
+            raise Revoked()  # revoked while deciding: nothing is sent; the next owner decides it
         try:
             changelog_offsets = await checkpoint.flush()
         except PRODUCER_FATAL:
-            await self.renew_producer()
+            await self.renew_producer(checkpoint.producer)
             raise  # the batch is retried on the new producer
         await self._commit({p: rs[-1].offset + 1 for p, rs in by_partition.items()}, epoch)
         checkpoint.write_local(self.stores, changelog_offsets)
@@ -298,10 +320,18 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             if highwater is not None and applied is not None:
                 yield tp, max(highwater - applied, 0)
 
-    async def renew_producer(self) -> None:
-        """Replace a producer whose id or sequence the broker refuses (it would fail every send after)."""
+    async def renew_producer(self, refused: AIOKafkaProducer | None = None) -> None:
+        """Replace a producer whose id or sequence the broker refuses (it would fail every send after);
+        ``refused`` is the producer that failed (another caller may have replaced it already)."""
         if self.new_producer is None:
             return
+        async with self.renewing:
+            if refused is not None and refused is not self.producer:
+                return
+            await self._replace_producer()
+
+    async def _replace_producer(self) -> None:
+        assert self.new_producer is not None
         old = self.producer
         log.warning("%s: the broker refused the producer's sequence; replacing the producer", self.name)
         self.producer = await self.new_producer()
@@ -316,6 +346,10 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         try:
             await self.consumer.commit({TopicPartition(self.source, p): o for p, o in offsets.items()})
         except CommitFailedError as exc:
+            # The group moved on without this member (its revocation may come only with the next
+            # heartbeat): what was fetched after this batch must not be decided on top of it.
+            self.epoch += 1
+            self.to_seek |= self.assigned
             raise Revoked() from exc
         self.applied.update(offsets)
 

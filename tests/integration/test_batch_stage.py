@@ -193,3 +193,35 @@ def test_a_first_start_takes_the_offsets_the_previous_release_committed(kafka: L
         await admin.close()
 
     asyncio.run(scenario())
+
+
+def test_a_partition_assigned_again_is_caught_up_with_what_its_owner_meanwhile_wrote(
+    kafka: LocalKafka, tmp_path: Path
+) -> None:
+    """Defect (found in review): a store this worker kept open across a rebalance was not restored
+    again, so the changelog records another owner wrote meanwhile (this worker dropped from the group
+    and back, unseen) were missing, and the next records were decided from the stale state."""
+    tag = uuid.uuid4().hex[:8]
+    source, changelog, output, group = f"src-{tag}", f"cl-{tag}", f"out-{tag}", f"g-{tag}"
+    keys = ["only"]
+
+    async def scenario() -> None:
+        await _topics(kafka.bootstrap, source, changelog, output)
+        await _publish(kafka.bootstrap, source, keys, 0, 10)
+        stage, stop = await _start(kafka.bootstrap, group, source, changelog, output, tmp_path)
+        await _wait(lambda: sum(stage.applied.values()) >= 10, 60, "the first 10 records applied")
+        [partition] = [p for p, store in stage.stores.items() if store.get(b"only") is not None]
+        # another owner of the partition decided more and wrote its state to the changelog
+        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap, acks="all")
+        await producer.start()
+        await producer.send_and_wait(changelog, b"1000000,50", key=b"only", partition=partition)
+        await producer.stop()
+        tps = {TopicPartition(source, p) for p in range(PARTITIONS)}
+        await stage.on_partitions_revoked(tps)  # the partitions come back to this worker
+        await stage.on_partitions_assigned(tps)
+        await _publish(kafka.bootstrap, source, keys, 10, 1)  # the value 10
+        await _wait(lambda: sum(stage.applied.values()) >= 11, 60, "the 11th record applied")
+        assert stage.stores[partition].get(b"only") == b"1000010,51"
+        await stop()
+
+    asyncio.run(scenario())
