@@ -107,7 +107,7 @@ async def restore(
                     del pending[tp]
                     consumer.pause(tp)
                     progress.partitions_done += 1
-            if time.monotonic() - logged >= log_every:
+            if pending and time.monotonic() - logged >= log_every and progress.records_done < progress.records_total:
                 logged = time.monotonic()
                 log.info("%s: %s", changelog, progress.snapshot().describe())
     finally:
