@@ -146,18 +146,22 @@ def test_a_stage_restarted_on_a_wiped_directory_restores_and_goes_on_where_it_co
         await _topics(kafka.bootstrap, source, changelog, output)
         await _publish(kafka.bootstrap, source, keys, 0, 2000)
         stage, stop = await _start(kafka.bootstrap, group, source, changelog, output, tmp_path / "a")
-        await _wait(lambda: sum(stage.applied.values()) >= 2000, 60, "the first 2,000 records applied")
-        assert _sums(stage) == _expected(keys, 2000)
-        await stop()
+        try:
+            await _wait(lambda: sum(stage.applied.values()) >= 2000, 60, "the first 2,000 records applied")
+            assert _sums(stage) == _expected(keys, 2000)
+        finally:
+            await stop()  # also when the check fails: a stage left running would hang asyncio.run
         assert await _committed(kafka.bootstrap, group, source) == stage.applied
 
         # more records while no stage runs; the next one starts on an empty directory
         await _publish(kafka.bootstrap, source, keys, 2000, 1000)
         stage2, stop2 = await _start(kafka.bootstrap, group, source, changelog, output, tmp_path / "b")
-        await _wait(lambda: sum(stage2.applied.values()) >= 3000, 60, "all 3,000 records applied")
-        assert stage2.restore_progress.records_done >= len(keys)  # read back, not decided again
-        assert _sums(stage2) == _expected(keys, 3000)
-        await stop2()
+        try:
+            await _wait(lambda: sum(stage2.applied.values()) >= 3000, 60, "all 3,000 records applied")
+            assert stage2.restore_progress.records_done >= len(keys)  # read back, not decided again
+            assert _sums(stage2) == _expected(keys, 3000)
+        finally:
+            await stop2()
 
     asyncio.run(scenario())
 
@@ -187,10 +191,12 @@ def test_a_first_start_takes_the_offsets_the_previous_release_committed(kafka: L
         stage, stop = await _start(
             kafka.bootstrap, f"g-{tag}", source, changelog, output, tmp_path, legacy_offsets=legacy_offsets
         )
-        await _wait(lambda: stage.applied.get(partition) == 30, 60, "the partition applied to its end")
-        assert _sums(stage) == {b"k": f"{sum(range(10, 30))},20".encode()}  # records 0..9 were the old release's
-        await stop()
-        await admin.close()
+        try:
+            await _wait(lambda: stage.applied.get(partition) == 30, 60, "the partition applied to its end")
+            assert _sums(stage) == {b"k": f"{sum(range(10, 30))},20".encode()}  # records 0..9 were the old release's
+        finally:
+            await stop()
+            await admin.close()
 
     asyncio.run(scenario())
 
@@ -209,6 +215,12 @@ def test_a_partition_assigned_again_is_caught_up_with_what_its_owner_meanwhile_w
         await _topics(kafka.bootstrap, source, changelog, output)
         await _publish(kafka.bootstrap, source, keys, 0, 10)
         stage, stop = await _start(kafka.bootstrap, group, source, changelog, output, tmp_path)
+        try:
+            await _caught_up(stage, tmp_path)
+        finally:
+            await stop()
+
+    async def _caught_up(stage: BatchStage, tmp_path: Path) -> None:
         await _wait(lambda: sum(stage.applied.values()) >= 10, 60, "the first 10 records applied")
         [partition] = [p for p, store in stage.stores.items() if store.get(b"only") is not None]
         # another owner of the partition decided more and wrote its state to the changelog
@@ -222,6 +234,5 @@ def test_a_partition_assigned_again_is_caught_up_with_what_its_owner_meanwhile_w
         await _publish(kafka.bootstrap, source, keys, 10, 1)  # the value 10
         await _wait(lambda: sum(stage.applied.values()) >= 11, 60, "the 11th record applied")
         assert stage.stores[partition].get(b"only") == b"1000010,51"
-        await stop()
 
     asyncio.run(scenario())
