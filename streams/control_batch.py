@@ -95,9 +95,8 @@ class ControlStage:
                 if oldest is None or rec.timestamp < oldest:
                     oldest = rec.timestamp
                 key = rec.key
-                bound = bind_contextvars(
-                    event_id=record["id"], organization_id=record["organization_id"], **request_of(record)
-                )
+                request = request_of(record)
+                bound = bind_contextvars(event_id=record["id"], organization_id=record["organization_id"], **request)
                 try:
                     cfg = await resources().topic_config(record["organization_id"], record["topic_id"])
                     stored = self._state_of(checkpoint, rec, store, written) if reads_state(cfg, record) else None
@@ -109,7 +108,6 @@ class ControlStage:
                         done = process(
                             record, stored, cfg, key=key.decode(), offset=rec.offset, prior_view=views.get(key)
                         )
-                        request = request_of(record)
                         for decided, out in done.decided:
                             decision_log.observe_decision(decided, len(out.actions) + len(out.deliveries))
                             self._queue(out, partition, outputs, trace, request, checkpoint, rec)

@@ -61,14 +61,7 @@ class PartitionStore:
 
     def apply(self, values: Mapping[bytes, bytes | None], changelog_offset: int) -> None:
         """Store ``values`` (None deletes the key) and ``changelog_offset`` in one atomic write."""
-        batch = rocksdict.WriteBatch(raw_mode=True)
-        for key, value in values.items():
-            if value is None:
-                batch.delete(key)
-            else:
-                batch.put(key, value)
-        batch.put(OFFSET_KEY, str(changelog_offset).encode())
-        self._db.write(batch)
+        self.apply_records(values.items(), changelog_offset)
 
     def apply_records(self, records: Iterable[tuple[bytes, bytes | None]], changelog_offset: int) -> int:
         """Changelog records in their order (a later record of a key wins), then the offset; one write.

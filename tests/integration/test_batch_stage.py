@@ -123,6 +123,12 @@ async def _committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
         await admin.close()
 
 
+def _names(last: str) -> tuple[str, str, str, str]:
+    """Fresh names: the source, the changelog, the output topic, and a group called ``last``."""
+    tag = uuid.uuid4().hex[:8]
+    return f"src-{tag}", f"cl-{tag}", f"out-{tag}", f"{last}-{tag}"
+
+
 def _sums(stage: BatchStage) -> dict[bytes, bytes]:
     return {k: v for store in stage.stores.values() for k, v in store.items()}
 
@@ -138,8 +144,7 @@ def _expected(keys: list[str], count: int) -> dict[bytes, bytes]:
 def test_a_stage_restarted_on_a_wiped_directory_restores_and_goes_on_where_it_committed(
     kafka: LocalKafka, tmp_path: Path
 ) -> None:
-    tag = uuid.uuid4().hex[:8]
-    source, changelog, output, group = f"src-{tag}", f"cl-{tag}", f"out-{tag}", f"g-{tag}"
+    source, changelog, output, group = _names("g")
     keys = [f"key-{i}" for i in range(40)]
 
     async def scenario() -> None:
@@ -167,8 +172,7 @@ def test_a_stage_restarted_on_a_wiped_directory_restores_and_goes_on_where_it_co
 
 
 def test_a_first_start_takes_the_offsets_the_previous_release_committed(kafka: LocalKafka, tmp_path: Path) -> None:
-    tag = uuid.uuid4().hex[:8]
-    source, changelog, output, legacy = f"src-{tag}", f"cl-{tag}", f"out-{tag}", f"legacy-{tag}"
+    source, changelog, output, legacy = _names("legacy")
     keys = ["k"]
 
     async def scenario() -> None:
@@ -189,7 +193,7 @@ def test_a_first_start_takes_the_offsets_the_previous_release_committed(kafka: L
             return await legacy_committed(admin, legacy, tps)
 
         stage, stop = await _start(
-            kafka.bootstrap, f"g-{tag}", source, changelog, output, tmp_path, legacy_offsets=legacy_offsets
+            kafka.bootstrap, f"g-{legacy}", source, changelog, output, tmp_path, legacy_offsets=legacy_offsets
         )
         try:
             await _wait(lambda: stage.applied.get(partition) == 30, 60, "the partition applied to its end")
@@ -207,8 +211,7 @@ def test_a_partition_assigned_again_is_caught_up_with_what_its_owner_meanwhile_w
     """Defect (found in review): a store this worker kept open across a rebalance was not restored
     again, so the changelog records another owner wrote meanwhile (this worker dropped from the group
     and back, unseen) were missing, and the next records were decided from the stale state."""
-    tag = uuid.uuid4().hex[:8]
-    source, changelog, output, group = f"src-{tag}", f"cl-{tag}", f"out-{tag}", f"g-{tag}"
+    source, changelog, output, group = _names("g")
     keys = ["only"]
 
     async def scenario() -> None:
