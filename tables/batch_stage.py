@@ -51,6 +51,7 @@ from aiokafka.structs import ConsumerRecord
 from app.errors import TocsinError
 from app.kafka.producer_errors import PRODUCER_FATAL
 from tables.changelog_restore import RestoreProgress, restore
+from tables.changelog_send import send_changelog
 from tables.partition_store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -85,32 +86,9 @@ class Checkpoint:
             for topic, partition, key, value in self.outputs
         ]
         await asyncio.gather(*futures)
-        changelog_sends: list[tuple[int, int, Any]] = []
-        if self.changelog is not None:
-            for partition, changes in self.changes.items():
-                batch, count = self.producer.create_batch(), 0
-                for key, value in changes.items():
-                    if batch.append(key=key, value=value, timestamp=None) is None:
-                        changelog_sends.append(
-                            (
-                                partition,
-                                count,
-                                await self.producer.send_batch(batch, self.changelog, partition=partition),
-                            )
-                        )
-                        batch, count = self.producer.create_batch(), 0
-                        if batch.append(key=key, value=value, timestamp=None) is None:
-                            raise ValueError(f"a state of {len(value or b'')} bytes does not fit in a producer batch")
-                    count += 1
-                if count:
-                    changelog_sends.append(
-                        (partition, count, await self.producer.send_batch(batch, self.changelog, partition=partition))
-                    )
-        metas = await asyncio.gather(*(f for _p, _n, f in changelog_sends))
-        last: dict[int, int] = {}
-        for (partition, count, _f), meta in zip(changelog_sends, metas, strict=True):
-            last[partition] = max(last.get(partition, -1), meta.offset + count - 1)
-        return last
+        if self.changelog is None:
+            return {}
+        return await send_changelog(self.producer, self.changelog, {p: c.items() for p, c in self.changes.items()})
 
     def write_local(self, stores: Mapping[int, PartitionStore], changelog_offsets: Mapping[int, int]) -> None:
         """Step 5: each store's changes and its changelog offset, one write batch each."""

@@ -25,6 +25,7 @@ from faust.types import TP
 from app.kafka.app import app, settings
 from app.observability.health import RecoveryProgress
 from tables import aiokafka_patches, faust_patches, rocksdb_memory
+from tables.changelog_send import send_changelog
 from tables.codecs import PROGRESS_KEY, load_progress_state
 from tables.state import PartitionState
 
@@ -75,27 +76,13 @@ class FaustTable:
         by_partition: dict[int, list[tuple[Any, bytes, bytes]]] = defaultdict(list)
         for item in items:
             by_partition[item[0].message.partition].append(item)
-        sent: list[tuple[int, int, Any]] = []  # (partition, records in the batch, delivery future)
         local: dict[int, Any] = {}
         for partition, group in by_partition.items():
             local[partition] = writes = rocksdict.WriteBatch(raw_mode=True)  # as Faust's own changelog recovery writes
-            batch, count = producer.create_batch(), 0
             for _event, key, value in group:
                 writes.put(key, value)
-                if batch.append(key=key, value=value, timestamp=None) is None:  # full: send it, start another
-                    if count:
-                        sent.append(
-                            (partition, count, await producer.send_batch(batch, changelog, partition=partition))
-                        )
-                        batch, count = producer.create_batch(), 0
-                    if count or batch.append(key=key, value=value, timestamp=None) is None:
-                        raise ValueError(f"a state of {len(value)} bytes does not fit in a producer batch")
-                count += 1
-            sent.append((partition, count, await producer.send_batch(batch, changelog, partition=partition)))
-        results = await asyncio.gather(*(future for _p, _n, future in sent))
-        last: dict[int, int] = {}
-        for (partition, count, _future), meta in zip(sent, results, strict=True):
-            last[partition] = max(last.get(partition, -1), meta.offset + count - 1)
+        pairs = {partition: [(key, value) for _e, key, value in group] for partition, group in by_partition.items()}
+        last = await send_changelog(producer, changelog, pairs)
         for partition, writes in local.items():
             # the states and the persisted offset in one RocksDB write (what set_persisted_offset stores)
             writes.put(store.offset_key, str(last[partition]).encode())
