@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import stat
 import time
 import uuid
 from pathlib import Path
 
 import asyncpg
+import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
@@ -125,3 +128,29 @@ def test_local_postgres_starts_creates_database_and_stops(tmp_path: Path) -> Non
     pg.stop()  # idempotent
     assert not pg.is_running()
     assert _port_closed("127.0.0.1", pg.port)
+
+
+def test_a_second_pytest_session_does_not_lock_the_session_server_out(
+    postgres: LocalPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every pytest session that starts sets ``/tmp/pytest-of-<user>`` back to mode 0700. The
+    session's server (run as ``postgres`` when the tests run as root) kept its files under it: a
+    second session on the machine locked it out (PANIC on pg_control at the next checkpoint, every
+    later connection refused: 17 tests of a full run failed so). Its files are elsewhere now."""
+    root = next(p for p in tmp_path_factory.getbasetemp().parents if p.name.startswith("pytest-of-"))
+    mode = root.stat().st_mode
+    os.chmod(root, 0o700)  # what a second session does at its start
+
+    async def checkpoint_then_select() -> int:
+        conn = await asyncpg.connect(postgres.dsn(), timeout=10)
+        try:
+            await conn.execute("CHECKPOINT")  # the checkpointer opens global/pg_control
+            return int(await conn.fetchval("select 1"))
+        finally:
+            await conn.close()
+
+    try:
+        assert asyncio.run(checkpoint_then_select()) == 1
+        assert postgres.is_running()
+    finally:
+        os.chmod(root, stat.S_IMODE(mode))

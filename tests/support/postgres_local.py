@@ -90,14 +90,27 @@ class LocalPostgres:
         *,
         progress: Callable[[str], None] = _stderr,
     ) -> None:
-        """Configure (but do not start) a cluster whose files live in ``data_dir``."""
+        """Configure (but do not start) a cluster whose files live in ``data_dir``.
+
+        As root the server runs as ``postgres``, which must traverse every parent of its files: then
+        they live in a private directory directly under the system's temporary directory instead
+        (removed when the process exits). Under pytest's ``/tmp/pytest-of-<user>`` they did not stay
+        reachable: every pytest session that starts sets that directory back to mode 0700, and a
+        second session on the machine locked the first one's server out of its own data (PANIC
+        "could not open file .../global/pg_control: Permission denied", every later connection
+        refused). The directory outlives :meth:`stop` (a restarted server finds its data) and is
+        removed when the process exits."""
+        self._as_root = os.geteuid() == 0
+        self._owned_dir: Path | None = None
+        if self._as_root:
+            data_dir = self._owned_dir = Path(tempfile.mkdtemp(prefix="tocsin-pg-"))
+            atexit.register(shutil.rmtree, self._owned_dir, ignore_errors=True)  # after stop() (registered later)
         self.data_dir = Path(data_dir).resolve()
         self.port = port if port is not None else free_port(self.host)
         self.progress = progress
         self.pgdata = self.data_dir / "pgdata"
         self.log_file = self.data_dir / "postgres.log"
         self.socket_dir = self.data_dir / "sock"
-        self._as_root = os.geteuid() == 0
         self._tmp_socket_dir: Path | None = None
         self._bin: Path | None = None
         self._running = False
