@@ -68,6 +68,10 @@ class Processed:
     skipped: bool = False  # at or below the stored state's offset: applied, outputs delivered, before
 
 
+# Enum members read once: a class attribute of an Enum costs several times a global's on this path.
+_BYPASS, _NOTIFY, _RESOLVE = PolicyType.BYPASS, ControlDecision.NOTIFY, ControlDecision.RESOLVE
+_TRIGGER = SourceAction.TRIGGER
+
 _policies: dict[int, tuple[Any, Policy]] = {}
 
 
@@ -93,30 +97,36 @@ def reads_state(cfg: TopicConfig | None, record: dict[str, Any]) -> bool:
 def source_action(record: dict[str, Any]) -> SourceAction:
     """The publisher's ``event_control.action`` (absent: trigger)."""
     action = (record.get("event_control") or {}).get("action")
-    return SourceAction(action) if action else SourceAction.TRIGGER
+    return SourceAction(action) if action else _TRIGGER
 
 
 def control_event(record: dict[str, Any]) -> ControlEvent:
     ec = record.get("event_control") or {}
+    metrics, areas, action = ec.get("metrics"), ec.get("areas"), ec.get("action")
     return ControlEvent(
-        at_ms=int(record["accepted_ms"]),
-        metrics={str(k): float(v) for k, v in (ec.get("metrics") or {}).items()},
-        areas=tuple(str(a) for a in ec.get("areas") or ()),
-        action=source_action(record),
+        int(record["accepted_ms"]),
+        {str(k): float(v) for k, v in metrics.items()} if metrics else {},
+        tuple([str(a) for a in areas]) if areas else (),
+        SourceAction(action) if action else _TRIGGER,  # as source_action(record)
     )
 
 
 def state_view(state: ControlState, policy: Policy) -> dict[str, Any]:
     """The state as the trace and the control_state route show it."""
     hold_ms = int(policy.peak_hold_minutes * 60_000)
+    peaks = state.peaks
     return {
         "policy_type": state.policy_type,
         "episode_open": state.episode_open,
         "episode_seq": state.episode_seq,
-        "peak": {
-            m: {"value": v, "at_ms": at, **({"hold_until_ms": at + hold_ms} if hold_ms else {})}
-            for m, v, at in state.peaks
-        },
+        "peak": (
+            {
+                m: {"value": v, "at_ms": at, "hold_until_ms": at + hold_ms} if hold_ms else {"value": v, "at_ms": at}
+                for m, v, at in peaks
+            }
+            if peaks
+            else {}
+        ),
         "last_values": dict(state.last_values),
         "stable_count": state.stable_count,
         "set_members": list(state.set_members),
@@ -159,17 +169,18 @@ def apply_policy(
     policy type changed, or its auto-release was due), then its own decision."""
     state = stored.state if stored is not None else ControlState(policy_type=policy.type)
     at_ms = int(record["accepted_ms"])
+    is_tick = record.get("kind") == "tick"
     steps: list[Step] = []
     ended = end_for_policy_change(policy, state)  # the type changed: its episode ends first
     if ended is not None:
-        steps.append((record if record.get("kind") == "tick" else release_record(record, at_ms), ended, state))
+        steps.append((record if is_tick else release_record(record, at_ms), ended, state))
         state = ended.state
     released = tick(policy, state, at_ms)
     if released is not None:
         due = state.auto_resolve_at(policy) or at_ms
-        steps.append((record if record.get("kind") == "tick" else release_record(record, due), released, state))
+        steps.append((record if is_tick else release_record(record, due), released, state))
         state = released.state
-    if record.get("kind") != "tick":
+    if not is_tick:
         outcome = decide(policy, state, control_event(record))
         steps.append((record, outcome, state))
         state = outcome.state
@@ -201,16 +212,16 @@ def process(
     NOTIFYs; the workflows a NOTIFY ran join the open episode in the stored state."""
     policy = policy_of(cfg)
     out = Processed()
-    if policy.type is PolicyType.BYPASS and record.get("kind") != "tick":
+    if policy.type is _BYPASS and record.get("kind") != "tick":
         action = source_action(record)
-        if action is SourceAction.TRIGGER:
-            rec = {**record, "decision": ControlDecision.NOTIFY, "control": dict(_BYPASS_CONTROL)}
+        if action is _TRIGGER:
+            rec = {**record, "decision": _NOTIFY, "control": dict(_BYPASS_CONTROL)}
             out.decided.append((rec, run_workflows(rec, cfg, ())))
             return out
         # a resolve or an acknowledge of the publisher's open incident: the workflows' filter and
         # sites decide which it reaches (there is no episode to remember them)
         outcome = decide_bypass_action(ControlState(), action)
-        by_source = {"policy": PolicyType.BYPASS, "decision": outcome.decision, "reason": outcome.reason}
+        by_source = {"policy": _BYPASS, "decision": outcome.decision, "reason": outcome.reason}
         rec = {**record, "decision": outcome.decision, "control": by_source}
         if outcome.reason == ACKNOWLEDGED_BY_SOURCE:
             rec["acknowledge"] = True
@@ -222,20 +233,22 @@ def process(
     steps, new = apply_policy(policy, stored, record, offset)
     view = prior_view
     for step_record, outcome, before in steps:
+        after, decision = outcome.state, outcome.decision
         # An episode opens with a NOTIFY and ends with its RESOLVE; a NOTIFY outside any
         # episode (DELTA) is a single event, like a BYPASS one.
-        in_episode = outcome.state.episode_open or outcome.decision is ControlDecision.RESOLVE
+        in_episode = after.episode_open or decision is _RESOLVE
+        after_view = state_view(after, policy)
         control: dict[str, Any] = {
             "policy": policy.type,
-            "decision": outcome.decision,
+            "decision": decision,
             "reason": outcome.reason,
             "before": view[1] if view is not None and view[0] is before else state_view(before, policy),
-            "after": state_view(outcome.state, policy),
+            "after": after_view,
         }
         rec = {
             **step_record,
-            "decision": outcome.decision,  # a StrEnum member is its string (no slow .value)
-            "episode_key": episode_key(key, outcome.state.episode_seq) if in_episode else None,
+            "decision": decision,  # a StrEnum member is its string (no slow .value)
+            "episode_key": episode_key(key, after.episode_seq) if in_episode else None,
             "control": control,
         }
         # A release reaches the workflows that ran for its episode's NOTIFYs, kept in the state; so
@@ -243,14 +256,14 @@ def process(
         acknowledges = outcome.reason == ACKNOWLEDGED_BY_SOURCE
         if acknowledges:
             rec["acknowledge"] = True
-        releases = outcome.decision is ControlDecision.RESOLVE or acknowledges
-        release_to = before.episode_workflows if releases else ()
-        outputs = run_workflows(rec, cfg, release_to)
-        after = outcome.state
+        releases = decision is _RESOLVE or acknowledges
+        outputs = run_workflows(rec, cfg, before.episode_workflows if releases else ())
         if outputs.notified and after.episode_open:  # a NOTIFY is a record's last step: ``new`` is after it
-            after = joined(after, outputs.notified)
-            new = replace(new, state=after)
-        view = (after, control["after"])
+            joined_state = joined(after, outputs.notified)
+            if joined_state is not after:  # not when every workflow that ran is already the episode's
+                after = joined_state
+                new = replace(new, state=after)
+        view = (after, after_view)
         out.decided.append((rec, outputs))
     out.stored, out.view = new, view
     return out

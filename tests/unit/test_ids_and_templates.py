@@ -34,6 +34,14 @@ def test_effect_ids_are_deterministic_per_event_workflow_action_and_decision() -
     assert effect_id("x", "ab", "c") != effect_id("x", "a", "bc")
 
 
+def test_effect_ids_keep_their_encoding() -> None:
+    """Sinks dedupe on effect ids already stored: the unrolled encoding of an effect id's 128 bits
+    is the generic one, and a known id stays as it was."""
+    assert effect_id("act", "evt_1", "wfl_1", "0", "NOTIFY") == "act_0y43h1zpwq3qn8zgb242jnzcv7"
+    for value in (0, 1, 2**127, 2**128 - 1, *(int.from_bytes(bytes([i] * 16), "big") for i in range(256))):
+        assert ids_module._base32_128(value) == ids_module._base32(value, 26)
+
+
 def test_publish_key_separates_status_so_drills_never_share_actual_state() -> None:
     assert state_key("org", "tp", "ACTUAL", "site-1") != state_key("org", "tp", "DRILL", "site-1")
 

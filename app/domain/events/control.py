@@ -124,6 +124,12 @@ class SourceAction(StrEnum):
     ACKNOWLEDGE = "acknowledge"
 
 
+# Enum members read once for the per-event functions below: a class attribute of an Enum costs
+# several times a module global's.
+_BYPASS, _SET = PolicyType.BYPASS, PolicyType.SET
+_NOTIFY, _SUPPRESS, _RESOLVE = ControlDecision.NOTIFY, ControlDecision.SUPPRESS, ControlDecision.RESOLVE
+_TRIGGER = SourceAction.TRIGGER
+
 RESOLVED_BY_SOURCE = "resolved by the source"
 ACKNOWLEDGED_BY_SOURCE = "acknowledged by the source"
 
@@ -165,7 +171,7 @@ def end_for_policy_change(policy: Policy, state: ControlState) -> Outcome | None
     happens under BYPASS (an INACTIVE policy decides as BYPASS too, and it is a pause that keeps
     the episode; BYPASS events read no state): the API resolves the incidents when the type
     changes, and the episode is ended here once a state-keeping type is back."""
-    if policy.type is PolicyType.BYPASS or not state.episode_open:
+    if policy.type is _BYPASS or not state.episode_open:
         return None
     if state.policy_type != policy.type:
         reason = f"{POLICY_CHANGED} ({state.policy_type} → {policy.type.value})"
@@ -179,15 +185,15 @@ def end_for_policy_change(policy: Policy, state: ControlState) -> Outcome | None
 
 def decide(policy: Policy, state: ControlState, event: ControlEvent) -> Outcome:
     """The decision for one event and the state after it."""
-    if policy.type is PolicyType.BYPASS:
+    if policy.type is _BYPASS:
         return decide_bypass_action(state, event.action)
     state = _fresh(policy, state)
     expired = tick(policy, state, event.at_ms)
     if expired is not None:
         state = expired.state  # the episode ended by time before this event: it may open a new one
-    if event.action is not SourceAction.TRIGGER:
+    if event.action is not _TRIGGER:
         return _decide_source_action(state, event)
-    if policy.type is PolicyType.SET:
+    if policy.type is _SET:
         return _decide_set(state, event)
     return _decide_metric(policy, state, event)
 
@@ -242,7 +248,7 @@ def _done(state: ControlState, decision: ControlDecision, reason: str, at_ms: in
     Enum members are stored as they are: a StrEnum member is its string (``.value`` is a slow
     descriptor on this path), and it encodes and compares as that string."""
     changes["last_decision"] = decision
-    if decision is ControlDecision.NOTIFY:
+    if decision is _NOTIFY:
         changes["last_notify_ms"] = at_ms
     return Outcome(_evolve(state, changes), decision, reason)
 
@@ -250,10 +256,10 @@ def _done(state: ControlState, decision: ControlDecision, reason: str, at_ms: in
 def _decide_set(state: ControlState, event: ControlEvent) -> Outcome:
     new = [a for a in dict.fromkeys(event.areas) if a not in state.set_members]
     if not new:
-        return _done(state, ControlDecision.SUPPRESS, "no new element", event.at_ms)
+        return _done(state, _SUPPRESS, "no new element", event.at_ms)
     return _done(
         state,
-        ControlDecision.NOTIFY,
+        _NOTIFY,
         f"new elements {new}",
         event.at_ms,
         set_members=(*state.set_members, *new),
@@ -267,7 +273,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
     metrics, at_ms = event.metrics, event.at_ms
     present = [r for r in policy.rules if r.metric_name in metrics]
     if not present:
-        return _done(state, ControlDecision.SUPPRESS, "no metric of the policy in the event", at_ms)
+        return _done(state, _SUPPRESS, "no metric of the policy in the event", at_ms)
     peaks = {m: (v, at) for m, v, at in state.peaks}
     hold_ms = int(policy.peak_hold_minutes * MINUTE_MS)
     above = raised = peaks_changed = False
@@ -303,7 +309,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
         opens = above and not state.episode_open
         return _done(
             state,
-            ControlDecision.NOTIFY,
+            _NOTIFY,
             "; ".join(reasons),
             at_ms,
             last_values=last_values,
@@ -314,16 +320,14 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
             episode_workflows=() if opens else state.episode_workflows,
         )
     if above:
-        return _done(
-            state, ControlDecision.SUPPRESS, "at or above, peak held", at_ms, last_values=last_values, stable_count=0
-        )
+        return _done(state, _SUPPRESS, "at or above, peak held", at_ms, last_values=last_values, stable_count=0)
     if not state.episode_open or not absolute_rules:
-        return _done(state, ControlDecision.SUPPRESS, "below threshold", at_ms, last_values=last_values)
+        return _done(state, _SUPPRESS, "below threshold", at_ms, last_values=last_values)
     count = state.stable_count + 1
     if policy.exit_stable_limit > 0 and count >= policy.exit_stable_limit:
         return _done(
             state,
-            ControlDecision.RESOLVE,
+            _RESOLVE,
             f"{count} consecutive values below threshold",
             at_ms,
             last_values=last_values,
@@ -334,7 +338,7 @@ def _decide_metric(policy: Policy, state: ControlState, event: ControlEvent) -> 
         )
     return _done(
         state,
-        ControlDecision.SUPPRESS,
+        _SUPPRESS,
         f"below threshold ({count})",
         at_ms,
         last_values=last_values,
@@ -356,11 +360,11 @@ def tick(policy: Policy, state: ControlState, now_ms: int) -> Outcome | None:
             "stable_count": 0,
             "peaks": (),
             "set_members": (),
-            "last_decision": ControlDecision.RESOLVE,
+            "last_decision": _RESOLVE,
             "episode_workflows": (),
         },
     )
-    return Outcome(closed, ControlDecision.RESOLVE, "auto-resolve")
+    return Outcome(closed, _RESOLVE, "auto-resolve")
 
 
 def joined(state: ControlState, workflow_ids: list[str]) -> ControlState:

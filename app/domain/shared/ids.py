@@ -49,4 +49,27 @@ def effect_id(prefix: str, *parts: str) -> str:
     Every sink dedupes on it, so a redelivered event never produces a second effect.
     """
     digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
-    return f"{prefix}_{_base32(int.from_bytes(digest[:16], 'big'), 26)}"
+    return f"{prefix}_{_base32_128(int.from_bytes(digest[:16], 'big'))}"
+
+
+def _base32_128(value: int) -> str:
+    """``_base32(value, 26)`` of a 128-bit ``value``, unrolled: effect ids are made for every
+    action of every event, and the loop's generator cost more than the lookups."""
+    p = _PAIRS
+    return "".join(
+        (
+            p[value >> 120],
+            p[(value >> 110) & 1023],
+            p[(value >> 100) & 1023],
+            p[(value >> 90) & 1023],
+            p[(value >> 80) & 1023],
+            p[(value >> 70) & 1023],
+            p[(value >> 60) & 1023],
+            p[(value >> 50) & 1023],
+            p[(value >> 40) & 1023],
+            p[(value >> 30) & 1023],
+            p[(value >> 20) & 1023],
+            p[(value >> 10) & 1023],
+            p[value & 1023],
+        )
+    )

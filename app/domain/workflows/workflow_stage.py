@@ -8,8 +8,9 @@ gained)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from app.domain.delivery.webhooks import webhook_body
@@ -36,6 +37,11 @@ class WorkflowOutputs:
 
 # The incident action of the source's acknowledge (the event's control decision is SUPPRESS)
 ACKNOWLEDGE = "ACKNOWLEDGE"
+
+# An absent mapping's default, only read (``.get(k, {})`` builds a dict on every call).
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+# Enum members read once: a class attribute of an Enum costs several times a module global's.
+_NOTIFY, _SUPPRESS, _RESOLVE = ControlDecision.NOTIFY, ControlDecision.SUPPRESS, ControlDecision.RESOLVE
 
 
 def episode_key(state_key: str, episode_seq: int) -> str:
@@ -105,18 +111,18 @@ def workflow_steps(considered: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def accepted_step(record: dict[str, Any]) -> dict[str, Any]:
     """The first step of every event's trace: what was accepted."""
-    return {
-        "step": "accepted",
-        "detail": {
-            "status": record.get("status"),
-            "partition_key": (record.get("event_control") or {}).get("partition_key"),
-            "publisher_event_id": (record.get("event") or {}).get("id"),
-            "topic_id": record.get("topic_id"),
-            **({"kind": "tick"} if record.get("kind") == "tick" else {}),
-            # the OpenTelemetry trace of the publish, when tracing is on (app/observability/tracing.py)
-            **({"trace_id": record["trace_id"]} if record.get("trace_id") else {}),
-        },
+    detail = {
+        "status": record.get("status"),
+        "partition_key": (record.get("event_control") or {}).get("partition_key"),
+        "publisher_event_id": (record.get("event") or {}).get("id"),
+        "topic_id": record.get("topic_id"),
     }
+    if record.get("kind") == "tick":
+        detail["kind"] = "tick"
+    trace_id = record.get("trace_id")
+    if trace_id:  # the OpenTelemetry trace of the publish, when tracing is on (app/observability/tracing.py)
+        detail["trace_id"] = trace_id
+    return {"step": "accepted", "detail": detail}
 
 
 def trace_record(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -141,8 +147,8 @@ def _run_topic_workflows(
 ) -> None:
     decision = record["decision"]
     # the source's acknowledge (a SUPPRESS): it reaches what a release would, and only acknowledges
-    acknowledge = decision == ControlDecision.SUPPRESS and bool(record.get("acknowledge"))
-    release = decision == ControlDecision.RESOLVE or acknowledge
+    acknowledge = decision == _SUPPRESS and bool(record.get("acknowledge"))
+    release = decision == _RESOLVE or acknowledge
     acted = ACKNOWLEDGE if acknowledge else decision
     data = record.get("data")
     fields = cfg.spec.get("fields") or []
@@ -189,9 +195,9 @@ def _run_topic_workflows(
             entry["filter"] = {"result": matched, "clauses": clauses}
             if not matched:
                 continue
-        if decision == ControlDecision.SUPPRESS and not acknowledge:
+        if decision == _SUPPRESS and not acknowledge:
             continue
-        if decision == ControlDecision.NOTIFY:
+        if decision == _NOTIFY:
             out.notified.append(wf.id)
         _run_actions(record, cfg, wf, acted, entry, out)
 
@@ -253,12 +259,12 @@ def _operation_book(
             "title": stamped(render_template(book["title"], context), record["status"], "NOTIFY"),
             "member_user_ids": book["member_user_ids"],
             "member_group_ids": book["member_group_ids"],
-            "partition_key": record.get("event_control", {}).get("partition_key"),
-            "publisher_event_id": record.get("event", {}).get("id"),
+            "partition_key": record.get("event_control", _NOTHING).get("partition_key"),
+            "publisher_event_id": record.get("event", _NOTHING).get("id"),
             "mode": record["status"],
             "decision": decision,
             "episode_key": record.get("episode_key"),
-            "reason": record.get("control", {}).get("reason"),
+            "reason": record.get("control", _NOTHING).get("reason"),
             "accepted_ms": record["accepted_ms"],
         }
     )
