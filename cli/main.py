@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--org", default="Tocsin", help="the organization bootstrapped on the first start (its owner's token printed)"
     )
     sub.add_parser("api", help="the HTTP API (uvicorn)")
-    sub.add_parser("worker", help="the Faust worker")
+    sub.add_parser("worker", help="the worker: its stages decide, store and deliver what was published")
     kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
     kafka.add_argument("--nodes", type=int, default=1, help="brokers (each also a controller); 3: replicated")
     kafka.add_argument(

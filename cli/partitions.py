@@ -8,8 +8,8 @@ that record's Kafka key is the table key (the state key for the control table, t
 organization/topic/idempotency key for the idempotency table; ticks are keyed like the state). So
 the partition a key belongs to after the grow is the partitioner's for its table key, and a key
 that moves is re-written there (its stored source offset reset: the new partition's offsets start
-again) and deleted from its old partition with a tombstone. The tables' per-partition progress keys
-stay where they are: a source partition keeps its offsets, a new one starts empty.
+again) and deleted from its old partition with a tombstone. The previous release's per-partition
+progress keys stay where they are (only an upgrade reads them, once).
 
 The workers' local RocksDB needs no wipe: a worker restores each partition from its persisted
 changelog offset on, which replays the re-written values and the tombstones (a new partition has no
@@ -19,12 +19,12 @@ Records still unconsumed would be decided under the new layout against the state
 partition, so the command refuses unless the deployment is drained and stopped: no member in the
 worker's consumer groups, no transaction open on a keyed topic they consume (its records are beyond
 the last stable offset, where a read_committed reader sees nothing yet), and no record the workers
-have not applied (on ``publish`` and ``idempotency``, from the next offset their table's progress key
-holds, whatever the group committed: Faust may commit past what was applied; on the others, after
-the group's committed offset). While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an
-API or worker refuses to start then (app/kafka/topics.py), and running the command again finishes
-a grow that stopped midway (every step is idempotent: partitions only added up to N, a key moved
-again overwrites its own copy). The marker is deleted at the end.
+have not applied (after the offset each stage's group committed: the first record whose effects are
+not durable; a partition a stage never committed, after the previous release's group's offset).
+While it runs a marker topic exists (``<prefix><worker id>.partitions-grow``): an API or worker
+refuses to start then (app/kafka/topics.py), and running the command again finishes a grow that
+stopped midway (every step is idempotent: partitions only added up to N, a key moved again
+overwrites its own copy). The marker is deleted at the end.
 """
 
 from __future__ import annotations

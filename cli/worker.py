@@ -1,4 +1,4 @@
-"""``tocsin worker``: the Faust worker."""
+"""``tocsin worker``: the worker (its stages decide, store and deliver what was published)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Delivery agents: push, e-mail and webhook items (from the control agent's workflow stage) are
+"""Delivery stages: push, e-mail and webhook items (from the control stage's workflow step) are
 attempted by their executor; a failed attempt waits in the retry topic of its delay level and
 comes back when due (:mod:`streams.retry`); one out of attempts goes to the dead-letter topic and
 stays replayable (``POST .../dead_letters/{id}:replay``).
@@ -16,24 +16,25 @@ Each item goes its own way, so that one slow receiver holds back nobody else's d
    dead letters sent and acknowledged by the broker, then the deliveries, attempts, push outbox
    rows, disabled endpoints and trace steps stored in one transaction;
 4. acknowledge: a record is acknowledged once every item of it is written (step 3) or was
-   attempted before. Faust commits a partition's offset only up to its first record not
-   acknowledged, so a worker killed anywhere redelivers what was not written: an item attempted
+   attempted before. The stage commits a partition's offset only up to its first record not
+   acknowledged (tables/acked_stage.py), so a worker killed anywhere redelivers what was not written: an item attempted
    but not yet stored is attempted again (at-least-once; receivers dedupe on ``webhook-id`` /
    ``Message-ID``, the push outbox on the effect id); one stored is skipped.
 
 Each attempt's trace step carries the stage timestamps (epoch ms) of its item: ``accepted_ms``
-(the API accepted the event), ``decided_ms`` (the control agent sent the item: its record's
-timestamp), ``received_ms`` (this agent received it), ``attempted_ms`` (the attempt started),
+(the API accepted the event), ``decided_ms`` (the control stage sent the item: its record's
+timestamp), ``received_ms`` (this stage received it), ``attempted_ms`` (the attempt started),
 ``ended_ms`` (the attempt ended) and ``delivered_ms`` (= ``ended_ms`` when it delivered, else null).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,16 +42,19 @@ from app.domain.delivery.deliveries import already_attempted, attempt_key, dead_
 from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.shared.retry_schedule import RetrySchedule, delay_levels, level_for
 from app.executors.base import Executor
-from app.kafka.app import action_topics, app, raw_topic, settings
+from app.kafka.app import raw_topic, settings
 from app.kafka.records import encode
-from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
+from app.kafka.topics import ACTIONS, CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from app.observability import metrics
+from app.settings import Settings
 from app.store.db import when_available
 from app.store.deliveries import DeliveryResult, load_delivery_states, store_delivery_results
 from streams.attempts import ReceiverLimits, attempt_one, now_ms
 from streams.batches import decode_items, process_until_done, store_batch
 from streams.dead_letter import send_dead_letter
 from streams.resources import resources
+from streams.stage_runner import run_acked_stage
+from tables.acked_stage import AckedRecord
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +72,7 @@ dead_letter = raw_topic(DELIVERY_DEAD_LETTER)
 config_changes = raw_topic(CONFIG_CHANGES)
 _LEVELS = delay_levels(settings.retry.schedule())
 retry_topics = {level: raw_topic(retry_topic(level)) for level in _LEVELS}
-# Records received and not yet acknowledged, per kind: past this, the agent stops taking records until some are
+# Records received and not yet acknowledged, per kind: past this, the stage stops taking records until some are
 # written (every receiver answering slowly at once; one slow receiver holds at most its own slots).
 MAX_IN_FLIGHT = 20_000
 WRITE_GATHER_S = 0.05  # attempts ended within this are written in one transaction
@@ -202,7 +206,7 @@ class Deliveries:
         for record, todo in fresh:  # no await from here on: every change is made at once
             record.checked = True
             record.left = len(todo) + 1  # held until the loop is through
-            # the record's timestamp (Faust gives it in seconds): when the control agent sent it
+            # the record's timestamp (in seconds): when the control stage sent it
             decided_ms = int(float(getattr(record.event.message, "timestamp", 0) or 0) * 1000) or None
             for key, item in todo:
                 flight = self.in_flight.get(key)
@@ -350,20 +354,17 @@ def _count(kind: str, results: list[DeliveryResult]) -> None:
         metrics.DEAD_LETTERS.labels(f"deliveries:{kind}").inc(counts[Verdict.DEAD])
 
 
-async def _write(results: list[DeliveryResult]) -> None:
+async def _write(kind: str, results: list[DeliveryResult]) -> None:
     async with resources().sessions.begin() as session:
-        await store_delivery_results(session, results)
+        await store_delivery_results(session, kind, results)
 
 
-def _agent(kind: str) -> Any:
-    async def deliveries(stream: Any) -> None:
-        # Acknowledged by hand (Deliveries): a record's offset is committed once its items are written.
-        await Deliveries(resources().executor(kind), _write).run(stream.noack().events())
+async def run_deliveries(settings: Settings, kind: str) -> None:
+    """The delivery stage of ``kind`` on this worker: its action topic's records as they arrive, each
+    acknowledged (and then committed) once its items are written."""
+    executor = resources().executor(kind)
 
-    deliveries.__name__ = deliveries.__qualname__ = f"{kind.lower()}_deliveries"
-    return app.agent(action_topics[kind], name=f"streams.actions.{kind.lower()}_deliveries")(deliveries)
+    async def handle(records: AsyncIterator[AckedRecord]) -> None:
+        await Deliveries(executor, functools.partial(_write, kind)).run(records)
 
-
-push_deliveries = _agent("PUSH")
-email_deliveries = _agent("EMAIL")
-webhook_deliveries = _agent("WEBHOOK")
+    await run_acked_stage(settings, f"deliveries.{kind.lower()}", ACTIONS[kind], handle, settings.delivery_batch_size)

@@ -1,5 +1,5 @@
-"""Batch helpers shared by the sinks and the delivery agents (no agents here: importing this
-module registers nothing with the Faust app)."""
+"""Batch helpers shared by the stages: a batch processed until done, a sink's write retried, a
+batch's items decoded (importing this module registers nothing with the Faust app)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ T = TypeVar("T")
 MAX_BATCH_ATTEMPTS = 5
 MAX_POISON_ATTEMPTS = 3  # a failure that is not the infrastructure's, before the batch is halved
 WRITE_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=5.0)  # a sink's write the database refused
-BATCH_RETRIES = RetrySchedule(base_s=0.5, factor=2, max_delay_s=30.0)  # a failed control or idempotency batch
+BATCH_RETRIES = RetrySchedule(base_s=0.5, factor=2, max_delay_s=30.0)  # a stage's failed batch
 POISON_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=1.0)  # a record failing alone (not infrastructure)
 
 
@@ -38,8 +38,8 @@ async def _dead_letter(what: str, reason: str, record: Any) -> None:
 async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Awaitable[None]]) -> None:
     """Write a batch, retrying with backoff; a batch that keeps failing is written record by
     record and a record that still fails goes to the dead-letter topic. A database that is
-    down is waited for (the stream stops meanwhile), never counted as a failed attempt. Never
-    raises: the stream acknowledges the batch once this returns, whatever happened."""
+    down is waited for (the stage stops meanwhile), never counted as a failed attempt. Never
+    raises: the stage commits the batch once this returns, whatever happened."""
     for attempt in range(1, MAX_BATCH_ATTEMPTS + 1):
         try:
             # an unreachable database is waited for here, however long: only a batch the
@@ -83,17 +83,16 @@ async def process_until_done(
 ) -> None:
     """Run ``process(events)`` until it returns; no record may block the partition.
 
-    Faust's ``take_events`` acknowledges every event of a batch when the agent moves on, also
-    when the agent raised: a batch that raised would be committed without its outputs or states.
-    So a failed batch is processed again, with backoff (0.5 s doubling to 30 s):
+    A stage commits a batch's offsets only once ``process`` returned (tables/batch_stage.py), so a
+    batch that raised is processed again here, with backoff (0.5 s doubling to 30 s):
     - a failure of the infrastructure (broker, database: :func:`transient`) however long it lasts;
     - any other failure (the records' fault): the batch is halved at once and each half processed
       the same way, in order, until the record that fails alone is found; after
       ``MAX_POISON_ATTEMPTS`` quick tries (0.1 s, 0.2 s) it goes to the
-      dead-letter topic through ``skip(event, reason)`` (which also moves the partition's progress
-      past it), and the records around it, whatever their organization, are decided.
+      dead-letter topic through ``skip(event, reason)`` (which also commits past it), and the
+      records around it, whatever their organization, are decided.
     Processing again is safe: states are written only after the outputs, outputs carry effect ids,
-    and records already applied are skipped (``streams/progress.py``)."""
+    and a record at or below its key's stored offset is skipped as applied."""
     attempt = failures = 0
     last = ""
     while True:

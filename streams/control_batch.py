@@ -1,4 +1,4 @@
-"""The control stage on whole fetches (``TOCSIN_CONTROL_ENGINE=batch``): the publish topic's
+"""The control stage on whole fetches: the publish topic's
 records, decided by the per-event pipeline (app/domain/pipeline.py) against the stage's own
 changelog-backed RocksDB stores, and made durable by one checkpoint per batch
 (:mod:`tables.batch_stage`: outputs and changelog sent and acknowledged, offsets committed, then
@@ -24,30 +24,26 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import ConsumerRecord
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from app.clock import now_ms
 from app.domain.pipeline import StoredControl, process, reads_state, state_mirror
 from app.kafka import topics
-from app.kafka.partitioner import KeyPartitioner
 from app.kafka.producer_errors import PRODUCER_FATAL
 from app.kafka.records import encode
-from app.kafka.security import client_args
 from app.observability import trace_context, tracing, worker_spans
 from app.observability.metrics import register_cache
 from app.settings import Settings
 from streams import decision_log
-from streams.batches import process_until_done
 from streams.control_caches import DueIndex, StateCache
 from streams.control_records import publish_record, request_of, tick_record
 from streams.dead_letter import dead_letter_value, unreadable_state_value
 from streams.outbox import chunks
 from streams.resources import resources
-from tables.batch_stage import BatchStage, Checkpoint, Records, legacy_committed
-from tables.codecs import PROGRESS_KEY, UnreadableValue, dump_control, load_control, load_progress_state
+from streams.stage_runner import StageSpec, run_stage
+from tables.batch_stage import BatchStage, Checkpoint, Records
+from tables.codecs import UnreadableValue, dump_control, load_control
 from tables.partition_store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -221,7 +217,7 @@ class ControlStage:
     async def ticks(self) -> None:
         """Every TOCSIN_CONTROL_TICK_SECONDS: a tick for every state of this worker's partitions whose
         auto-resolve time has come."""
-        due_epoch = -1
+        due_for: tuple[int, frozenset[int]] | None = None
         while True:
             await asyncio.sleep(self.settings.control_tick_seconds)
             stage = self.stage
@@ -233,8 +229,8 @@ class ControlStage:
                 return (item for store in stores.values() for item in store.items())
 
             try:
-                if stage.epoch != due_epoch:  # every rebalance: the states may have changed hands
-                    due_epoch = stage.epoch
+                if (stage.epoch, stage.assigned) != due_for:  # every rebalance: the states may have changed hands
+                    due_for = (stage.epoch, stage.assigned)
                     log.info("control: active partitions %s", sorted(stores))
                     self.due_index.rebuild(frozenset(stores), items())
                 now = clock()
@@ -248,100 +244,20 @@ class ControlStage:
                 log.warning("control: auto-resolve ticks failed, trying again: %r", exc)
 
 
-def _producer(settings: Settings) -> AIOKafkaProducer:
-    return AIOKafkaProducer(
-        **client_args(settings),
-        acks="all",
-        enable_idempotence=True,
-        linger_ms=2,
-        partitioner=KeyPartitioner(),
-        max_request_size=1_048_576,
+def control_spec(settings: Settings) -> StageSpec:
+    """The control stage: the publish topic, its states in the control changelog, the auto-resolve ticks."""
+    handler = ControlStage(settings)
+    return StageSpec(
+        STAGE,
+        topics.PUBLISH,
+        handler,
+        changelog=topics.CONTROL_CHANGELOG,
+        max_records=settings.control_batch_size,
+        fetch_seconds=settings.control_batch_seconds,
+        background=[lambda _stage: handler.ticks()],
     )
 
 
 async def run_control_stage(settings: Settings) -> None:
     """The control stage of this worker process, until cancelled."""
-    handler = ControlStage(settings)
-    group = topics.stage_group(settings, STAGE)
-    consumer = AIOKafkaConsumer(
-        **client_args(settings),
-        group_id=group,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        isolation_level="read_committed",
-        session_timeout_ms=10_000,
-        heartbeat_interval_ms=2_000,
-        # a revocation waits for the batch in flight, at most one retry back-off (30 s) past its
-        # last attempt: the member stays in the group meanwhile
-        rebalance_timeout_ms=60_000,
-        max_partition_fetch_bytes=4 * 1_048_576,
-    )
-    restorer = AIOKafkaConsumer(**client_args(settings), enable_auto_commit=False, group_id=None)
-    producer = _producer(settings)
-    admin = AIOKafkaAdminClient(**client_args(settings))
-
-    async def new_producer() -> AIOKafkaProducer:
-        fresh = _producer(settings)
-        await fresh.start()
-        return fresh
-
-    async def legacy(tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-        """Where the previous release's control agent left each partition: its group's committed
-        offset, or the next offset its table said it must apply where that is lower (that release
-        could commit past what it had applied; an earlier start is safe: a record at or below its
-        key's stored offset is skipped)."""
-        found = await legacy_committed(admin, settings.worker_id, tps)
-        for tp in tps:
-            store = stage.stores.get(tp.partition)
-            applied = load_progress_state(store.get(PROGRESS_KEY)) if store is not None else None
-            if applied is not None:
-                found[tp] = min(found.get(tp, applied[0]), applied[0])
-        return found
-
-    stage = BatchStage(
-        STAGE,
-        settings.topic(topics.PUBLISH),
-        topics.changelog_topic(settings, topics.CONTROL_CHANGELOG),
-        consumer,
-        restorer,
-        producer,
-        settings.worker_data_path / "stages",
-        handler,
-        max_records=settings.control_batch_size,
-        fetch_timeout_ms=max(1, round(settings.control_batch_seconds * 1000)),
-        legacy_offsets=legacy,
-        on_committed=handler.committed,
-        restore_log_seconds=settings.worker_recovery_log_seconds,
-        new_producer=new_producer,
-    )
-    handler.stage = stage
-
-    async def skip(rec: ConsumerRecord[bytes, bytes], reason: str) -> None:
-        value = dead_letter_value(STAGE, rec.topic, rec.partition, rec.offset, rec.value, reason)
-        producer = stage.producer
-        try:
-            await (await producer.send(handler.dead_letters, value, key=rec.key))
-        except PRODUCER_FATAL:
-            await stage.renew_producer(producer)
-            raise
-
-    ticks: asyncio.Task[None] | None = None
-    stages.append(stage)
-    try:  # whatever fails to start is stopped with the rest, and the stage leaves the list
-        await asyncio.gather(producer.start(), restorer.start(), admin.start())
-        consumer.subscribe([stage.source], listener=stage)
-        await consumer.start()
-        ticks = asyncio.create_task(handler.ticks())
-        await stage.run(skip, process_until_done)
-    finally:
-        if ticks is not None:
-            ticks.cancel()
-        stages.remove(stage)
-        for store in stage.stores.values():
-            store.close()
-        await asyncio.gather(
-            consumer.stop(), restorer.stop(), stage.producer.stop(), admin.close(), return_exceptions=True
-        )
-
-
-stages: list[BatchStage] = []  # the running batch stages of this process (the operations endpoints read them)
+    await run_stage(settings, control_spec(settings))

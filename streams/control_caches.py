@@ -1,4 +1,4 @@
-"""The control agent's in-memory views of its table, each bounded (README "Memory"): when the
+"""The control stage's in-memory views of its state, each bounded (README "Memory"): when the
 earliest states must auto-resolve, and the states it wrote last. The table (RocksDB and its
 changelog) stays the one source of truth: an evicted state is read from it again, and a timer
 beyond the in-memory window is found again by a scan of it."""

@@ -1,4 +1,4 @@
-"""The control agent's decisions as metrics and as one structured line each (ids and outcome,
+"""The control stage's decisions as metrics and as one structured line each (ids and outcome,
 never the body), written together once per batch (app/observability/logs.py ``write_many``)."""
 
 from __future__ import annotations

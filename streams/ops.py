@@ -10,35 +10,33 @@ from typing import Any
 from app.kafka.app import app
 from app.observability import metrics
 from app.observability.health import OK, RecoveryProgress, broker_check, database_check
-from streams import control_batch
+from streams import stage_runner
 from streams.resources import resources
-from streams.tails import tail_watch
-from tables.control import worker_consumer
+from tables.faust_adapter import broker_client
 
 log = logging.getLogger(__name__)
 
 
 def tables_check() -> str:
-    """``ok`` once the first assignment is done and no table is recovering from its changelog."""
-    if app.rebalancing:
-        return "rebalancing"
-    if app.in_recovery or not worker_consumer.tables_recovered():
-        return "recovering tables"
-    if not control_batch.stages:
-        return "starting the control stage"
-    if not all(stage.ready() for stage in control_batch.stages):
-        return "recovering the control stage's state"
+    """``ok`` once every stage runs and has restored its state (a stage with state) after its latest
+    assignment."""
+    running = {stage.name: stage for stage in stage_runner.stages}
+    starting = [name for name in stage_runner.expected if name not in running]
+    if starting:
+        return "starting the stages: " + ", ".join(starting)
+    recovering = [name for name, stage in running.items() if not stage.ready()]
+    if recovering:
+        return "recovering the state of the stages: " + ", ".join(recovering)
     return OK
 
 
 def recovery_progress() -> RecoveryProgress | None:
-    """The Faust tables' recovery and the batch stages' restores together (records, partitions;
-    the longer time; done when all are); None until each knows what it has to read."""
-    faust = worker_consumer.recovery_progress()
-    restores = [stage.restore_progress for stage in control_batch.stages]
-    if faust is None or not restores or not all(r.known for r in restores):
+    """The restores of the stages with state together (records, partitions; the longer time; done
+    when all are); None until each knows what it has to read."""
+    restores = [stage.restore_progress for stage in stage_runner.stages if stage.changelog is not None]
+    if not restores or not all(r.known for r in restores):
         return None
-    parts = [faust, *(r.snapshot() for r in restores)]
+    parts = [r.snapshot() for r in restores]
     return RecoveryProgress(
         records_done=sum(p.records_done for p in parts),
         records_total=sum(p.records_total for p in parts),
@@ -49,13 +47,6 @@ def recovery_progress() -> RecoveryProgress | None:
     )
 
 
-def tails_check() -> str:
-    """``ok`` unless a source partition's applied offset cannot reach its last stable offset
-    (streams/tail_watch.py: an ERROR line said which)."""
-    stuck = tail_watch.problems()
-    return OK if not stuck else "behind: " + "; ".join(stuck)
-
-
 @app.page("/healthz")
 async def healthz(web: Any, request: Any) -> Any:
     return web.json({"status": "ok"}, status=200)
@@ -63,13 +54,11 @@ async def healthz(web: Any, request: Any) -> Any:
 
 @app.page("/readyz")
 async def readyz(web: Any, request: Any) -> Any:
-    """Ready when the database and a broker answer, the tables have recovered and every source
-    partition is applied to its end or catching up; ``recovery`` tells
+    """Ready when the database and a broker answer and every stage has started and restored its
+    state; ``recovery`` tells
     how far the current (or last) rebuild of the tables from their changelogs is."""
-    database, broker = await asyncio.gather(
-        database_check(resources().engine), broker_check(worker_consumer.broker_client())
-    )
-    checks = {"database": database, "broker": broker, "tables": tables_check(), "tails": tails_check()}
+    database, broker = await asyncio.gather(database_check(resources().engine), broker_check(broker_client()))
+    checks = {"database": database, "broker": broker, "tables": tables_check()}
     ok = all(v == OK for v in checks.values())
     body: dict[str, Any] = {"status": "ready" if ok else "not ready", "checks": checks}
     recovery = recovery_progress()
@@ -86,10 +75,9 @@ async def prometheus_metrics(web: Any, request: Any) -> Any:
 
 
 def update_lag() -> None:
-    """Records on each assigned partition that this worker has not read yet (high watermark minus next read)."""
+    """Records on each partition a stage of this worker holds that it has not applied yet (high
+    watermark minus committed offset)."""
     metrics.CONSUMER_LAG.clear()
-    for tp, behind in worker_consumer.lag():
-        metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(behind)
-    for stage in control_batch.stages:
+    for stage in stage_runner.stages:
         for tp, behind in stage.lag():
             metrics.CONSUMER_LAG.labels(tp.topic, str(tp.partition)).set(behind)

@@ -46,7 +46,7 @@ class WorkerResources:
                 return org_id, await load_topic_config(session, org_id, topic_id)
 
         async def load() -> tuple[str, TopicConfig | None]:
-            # a database outage holds the control agent here until the database is back
+            # a database outage holds the control stage here until the database is back
             return await when_available("topic config", read)
 
         return await self.topics.get_or_load((org_id, topic_id), load)

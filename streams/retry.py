@@ -5,7 +5,7 @@ paused (and rewound to that record) until then, while every other partition keep
 Records of one level were parked with about the same wait, so they are in due order within a
 partition (app/domain/shared/retry_schedule.py ``delay_levels`` bounds how late one can be). A plain aiokafka
 consumer in its own group (``<worker id>.retry``), offsets committed only after the forwarded
-records were acknowledged: a crash forwards a record twice at worst, and the delivery agent
+records were acknowledged: a crash forwards a record twice at worst, and the delivery stage
 drops the second (same effect id and attempt).
 """
 
@@ -155,7 +155,7 @@ class RetryScheduler:
         try:
             return int(decode(record.value)["due_ms"]) / 1000
         except (ValueError, KeyError, TypeError):
-            return 0.0  # undecodable: forwarded now, and the delivery agent dead-letters it
+            return 0.0  # undecodable: forwarded now, and the delivery stage dead-letters it
 
     def _target(self, record: ConsumerRecord[bytes, bytes]) -> str | None:
         try:

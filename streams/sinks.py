@@ -1,17 +1,25 @@
-"""Sinks: store incidents and traces in batches, deduplicated on effect ids. The stream
-acknowledges a batch once the sink returns, so a sink never raises: see :func:`_store`."""
+"""Sinks: store incidents and traces in batches, deduplicated on effect ids. Each is a batch stage
+without state (tables/batch_stage.py): a fetch's records are decoded and stored in one transaction,
+then their offsets are committed. A write the database refuses is retried and then isolated
+(streams/batches.py ``store_batch``); a database that is down is waited for, so nothing is
+committed that was not stored."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from app.kafka.app import app, incident_actions_topic, settings, traces_topic
+from app.kafka import topics
 from app.observability import tracing, worker_spans
+from app.settings import Settings
 from app.store.results import apply_incident_actions, record_trace_steps, upsert_control_views
 from streams.batches import decode_items, store_batch
 from streams.resources import resources
+from streams.stage_runner import StageSpec
+from tables.batch_stage import BatchStage, Checkpoint, Records
+from tables.partition_store import PartitionStore
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +38,47 @@ INCIDENT_KEYS = (
 TRACE_KEYS = ("event_id", "organization_id", "at_ms", "steps")
 
 
-@app.agent(incident_actions_topic)
-async def incident_sink(stream: Any) -> None:
-    async for values in stream.take(settings.sink_batch_size, within=settings.sink_batch_seconds):
-        await store_batch("incidents", await decode_items(values, "incidents", INCIDENT_KEYS), _write_incidents)
+class Sink:
+    """The handler of a sink stage: decode the fetch's items, store them (never raises)."""
+
+    def __init__(
+        self, what: str, keys: tuple[str, ...], write: Callable[[list[dict[str, Any]]], Awaitable[None]]
+    ) -> None:
+        self.what, self.keys, self.write = what, keys, write
+        self.stage: BatchStage | None = None
+
+    async def __call__(self, records: Records, checkpoint: Checkpoint, stores: Mapping[int, PartitionStore]) -> None:
+        values = [rec.value for batch in records.values() for rec in batch]
+        items = await decode_items(values, self.what, self.keys)
+        if items:
+            await store_batch(self.what, items, self.write)
+
+    def committed(self) -> None:
+        """Nothing is kept between batches."""
+
+
+def sink_spec(settings: Settings, name: str, source: str, sink: Sink) -> StageSpec:
+    return StageSpec(
+        name,
+        source,
+        sink,
+        max_records=settings.sink_batch_size,
+        fetch_seconds=settings.sink_batch_seconds,
+        fetch_min_bytes=256 * 1024,
+        fetch_max_wait_ms=max(1, round(settings.sink_batch_seconds * 1000)),
+        # stored rows are deduplicated on their ids: a restart stores at most this much again
+        commit_every_s=settings.worker_commit_seconds,
+    )
+
+
+def incident_sink(settings: Settings) -> StageSpec:
+    """Incidents of RUN_OPERATION_BOOK actions, with their trace steps."""
+    return sink_spec(settings, "incidents", topics.ACTIONS_INCIDENT, Sink("incidents", INCIDENT_KEYS, _write_incidents))
+
+
+def trace_sink(settings: Settings) -> StageSpec:
+    """Trace steps and the control-state views."""
+    return sink_spec(settings, "traces", topics.TRACES, Sink("traces", TRACE_KEYS, _write_traces))
 
 
 async def _write_incidents(actions: list[dict[str, Any]]) -> None:
@@ -65,12 +110,6 @@ async def _write_incidents(actions: list[dict[str, Any]]) -> None:
         outcome.updated,
         outcome.duplicates,
     )
-
-
-@app.agent(traces_topic)
-async def trace_sink(stream: Any) -> None:
-    async for values in stream.take(settings.sink_batch_size, within=settings.sink_batch_seconds):
-        await store_batch("traces", await decode_items(values, "traces", TRACE_KEYS), _write_traces)
 
 
 async def _write_traces(records: list[dict[str, Any]]) -> None:

@@ -1,28 +1,20 @@
-"""The tail watch: every source partition a worker holds is applied up to its last stable offset
-within seconds, whether or not another record arrives.
+"""The tail watch: every source partition a consumer holds is applied up to its last stable offset
+within seconds, whether or not another record arrives (the retry scheduler's alarm: streams/retry.py).
 
-The agents find a record that did not reach them by the record after it (streams/progress.py, the
-commit guard of tables/commit_guard.py). The last records before a quiet spell have no record after
-them: tried as an operator would (publishing ending while workers joined, were killed and
-restarted), accepted events stayed undecided for as long as their partition stayed quiet and the
-group stayed still. An alerting system is quiet most of the time, and the last event before a quiet
-hour is exactly the one that must not wait for the next.
-
-Once a second the watch reads the last stable offset of every partition this worker holds (one
-ListOffsets request, ``read_committed``) and compares it with what each agent applied: the next
-offset stored with the states for the control and idempotency agents, the committed offset for the
-others. A partition behind with nothing in flight and nothing applied for ``GRACE_S`` is fetched again
-from the applied offset. Then:
+Once a second the watch reads the last stable offset of every partition the consumer holds (one
+ListOffsets request, ``read_committed``) and compares it with what was applied (the committed
+offset). A partition behind with nothing in flight and nothing applied for ``GRACE_S`` is fetched
+again from the applied offset. Then:
 
 - records come and are applied: a WARNING line says which were late, with what the consumer held
   when the watch found them (``tocsin_tail_refetches_total{outcome="recovered"}``);
 - the fetcher passes over the offsets without a record (transaction markers, an aborted
-  transaction: tables/offset_ranges.py): nothing was missing, an INFO line (``outcome="empty"``);
+  transaction): nothing was missing, an INFO line (``outcome="empty"``);
 - still behind after ``RETRIES`` fetches: an ERROR line, ``tocsin_tail_stuck_partitions`` and a failing
-  ``/readyz`` until it catches up (``outcome="stuck"``); it keeps trying, more slowly.
+  readiness until it catches up (``outcome="stuck"``); it keeps trying, more slowly.
 
-Nothing is decided here that the agents do not decide: the watch only sends the consumer back, and
-the agents skip what they applied before.
+Nothing is decided here: the watch only sends the consumer back, and what was applied is skipped or
+deduplicated downstream.
 """
 
 from __future__ import annotations
@@ -45,8 +37,7 @@ STUCK_RETRY_S = 15.0  # between fetches again once stuck
 
 
 class TailView(Protocol):
-    """What the watch reads of a consumer, and the one thing it does to it (tables/faust_adapter.py
-    for the agents' Faust consumer, streams/retry.py for the retry scheduler's)."""
+    """What the watch reads of a consumer, and the one thing it does to it (streams/retry.py)."""
 
     def generation(self) -> int:
         """Changes with every rebalance."""
@@ -187,7 +178,7 @@ class TailWatch:
             metrics.TAIL_REFETCHES.labels(w.stage, "stuck").inc()
             log.error(
                 "tail watch: %s: %s[%d]: applied offset %d still behind the last stable offset %d after %d "
-                "fetches again (%s); /readyz fails until it catches up",
+                "fetches again (%s); tocsin_tail_stuck_partitions counts it until it catches up",
                 w.stage,
                 w.topic,
                 partition,

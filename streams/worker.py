@@ -1,50 +1,61 @@
-"""Entry point of ``tocsin worker``: registers the agents and runs the Faust worker."""
+"""Entry point of ``tocsin worker``: registers the stages and runs the Faust worker."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
+from app.kafka import topics
 from app.kafka.app import app, settings
 from app.kafka.config_changes import follow_changes
 from app.kafka.topics import ensure_topics_when_reachable
 from app.observability import tracing
 from app.observability.logthrottle import throttle_library_logs
-from streams import actions, control_batch, idempotency, ops, sinks
+from app.settings import Settings
+from streams import actions, control_batch, idempotency, ops, sinks, stage_runner
 from streams.resources import resources
 from streams.retry import RetryScheduler
-from streams.tail_watch import run_forever
-from streams.tails import tail_watch
 from tables.kafka_access import check_access
 
-AGENTS = (
-    idempotency.idempotency,
-    sinks.incident_sink,
-    sinks.trace_sink,
-    actions.push_deliveries,
-    actions.email_deliveries,
-    actions.webhook_deliveries,
-)
 PAGES = (ops.healthz, ops.readyz, ops.prometheus_metrics)
 log = logging.getLogger(__name__)
 
 
-@app.task  # type: ignore[untyped-decorator]  # faust ships no type hints
-async def watch_the_tails() -> None:
-    """Every source partition applied up to its last stable offset within seconds (streams/tail_watch.py)."""
-    await run_forever(tail_watch)
+# The stages on whole batches, each on a consumer of its own (streams/stage_runner.py), by name.
+STAGES: dict[str, Callable[[Settings], stage_runner.StageSpec]] = {
+    "control": control_batch.control_spec,  # publish → decided: traces, incident actions, deliveries
+    "idempotency": idempotency.idempotency_spec,  # idempotency → the first of each key forwarded to publish
+    "incidents": sinks.incident_sink,  # incident actions → incidents
+    "traces": sinks.trace_sink,  # traces → trace steps, control-state views
+}
+DELIVERY_KINDS = tuple(topics.ACTIONS)  # PUSH, EMAIL, WEBHOOK: a delivery stage each (streams/actions.py)
+stage_runner.expected[:] = [*STAGES, *(f"deliveries.{kind.lower()}" for kind in DELIVERY_KINDS)]
 
 
-@app.task  # type: ignore[untyped-decorator]  # faust ships no type hints
-async def control_stage() -> None:
-    """The control stage on whole batches, on a consumer of its own (streams/control_batch.py)."""
-    while True:
-        try:
-            await control_batch.run_control_stage(settings)
-        except Exception as exc:
-            log.exception("control stage restarting after error: %s", exc)
-            await asyncio.sleep(1.0)
+def _stage_task(name: str, run: Callable[[], Awaitable[None]]) -> Any:
+    async def stage() -> None:
+        await stage_runner.run_forever(name, run)
+
+    stage.__name__ = stage.__qualname__ = f"{name.replace('.', '_')}_stage"
+    return app.task(stage)
+
+
+def _batch_stage(make: Callable[[Settings], stage_runner.StageSpec]) -> Callable[[], Awaitable[None]]:
+    """Runs the stage ``make`` describes, with a fresh handler at every start."""
+    return lambda: stage_runner.run_stage(settings, make(settings))
+
+
+STAGE_TASKS = [
+    *(_stage_task(name, _batch_stage(make)) for name, make in STAGES.items()),
+    *(
+        _stage_task(f"deliveries.{k.lower()}", functools.partial(actions.run_deliveries, settings, k))
+        for k in DELIVERY_KINDS
+    ),
+]
 
 
 @app.task  # type: ignore[untyped-decorator]  # faust ships no type hints

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -65,12 +66,24 @@ class Checkpoint:
 
     producer: AIOKafkaProducer
     changelog: str | None
-    outputs: list[tuple[str, int | None, bytes | None, bytes]] = field(default_factory=list)
+    # (topic, partition, key, value, timestamp in ms, headers)
+    outputs: list[tuple[str, int | None, bytes | None, bytes, int | None, list[tuple[str, bytes]] | None]] = field(
+        default_factory=list
+    )
     changes: dict[int, dict[bytes, bytes | None]] = field(default_factory=lambda: defaultdict(dict))
 
-    def send(self, topic: str, value: bytes, *, partition: int | None = None, key: bytes | None = None) -> None:
+    def send(
+        self,
+        topic: str,
+        value: bytes,
+        *,
+        partition: int | None = None,
+        key: bytes | None = None,
+        timestamp_ms: int | None = None,
+        headers: list[tuple[str, bytes]] | None = None,
+    ) -> None:
         """Queue an output record (sent at commit, before any offset moves)."""
-        self.outputs.append((topic, partition, key, value))
+        self.outputs.append((topic, partition, key, value, timestamp_ms, headers))
 
     def put(self, partition: int, key: bytes, value: bytes | None) -> None:
         """Queue a state change of ``partition``'s store (None deletes); the last one of a key wins."""
@@ -82,8 +95,8 @@ class Checkpoint:
         before the outputs: a state whose outputs were lost (a kill, a partition refusing them) would
         make the next owner skip their records as applied."""
         futures = [
-            await self.producer.send(topic, value, key=key, partition=partition)
-            for topic, partition, key, value in self.outputs
+            await self.producer.send(topic, value, key=key, partition=partition, timestamp_ms=at, headers=headers)
+            for topic, partition, key, value, at, headers in self.outputs
         ]
         await asyncio.gather(*futures)
         if self.changelog is None:
@@ -118,9 +131,50 @@ def _dropped_when_revoked(stage: str) -> Iterator[None]:
         log.info("%s: partitions revoked before the batch's commit; their next owner decides it", stage)
 
 
-class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka ships no type hints for it
+class SourceStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka ships no type hints for it
+    """What every stage keeps of its source: its consumer (in the stage's own group), the partitions
+    it is assigned, the offsets this process committed, and the epoch a revocation moves."""
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        consumer: AIOKafkaConsumer,
+        max_records: int,
+        fetch_timeout_ms: int,
+        legacy_offsets: LegacyOffsets | None,
+    ) -> None:
+        self.name, self.source, self.consumer = name, source, consumer
+        self.max_records, self.fetch_timeout_ms = max_records, fetch_timeout_ms
+        self.legacy_offsets = legacy_offsets
+        self.assigned: frozenset[int] = frozenset()
+        self.joined = False  # a first assignment came (possibly of no partition)
+        self.to_seek: set[int] = set()
+        self.epoch = 0  # moves at every revocation: what was fetched or handed out before it is dropped
+        self.lock = asyncio.Lock()
+        self.applied: dict[int, int] = {}  # partition → next offset to apply (committed by this process)
+
+    def lag(self) -> Iterator[tuple[TopicPartition, int]]:
+        """``(tp, records not applied yet)`` per assigned partition: high watermark minus the offset
+        this process committed (partitions it has not committed yet are left out)."""
+        for p in sorted(self.assigned):
+            tp = TopicPartition(self.source, p)
+            highwater = self.consumer.highwater(tp)
+            applied = self.applied.get(p)
+            if highwater is not None and applied is not None:
+                yield tp, max(highwater - applied, 0)
+
+    async def _seek(self) -> None:
+        """Place the partitions assigned since the last fetch (:func:`place`)."""
+        partitions = sorted(p for p in self.to_seek if p in self.assigned)
+        self.to_seek.clear()
+        self.applied.update(await place(self.consumer, self.name, self.source, partitions, self.legacy_offsets))
+
+
+class BatchStage(SourceStage):
     """The loop of one stage (module docstring). ``consumer`` subscribes in the stage's group;
-    ``restorer`` is a consumer of no group for the changelog; ``data_dir`` holds the stores."""
+    ``restorer`` is a consumer of no group for the changelog; ``data_dir`` holds the stores. A stage
+    without a changelog keeps no stores (a sink: what it applied is in its committed offsets)."""
 
     def __init__(
         self,
@@ -135,36 +189,46 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         *,
         max_records: int = 10_000,
         fetch_timeout_ms: int = 100,
-        legacy_offsets: Callable[[list[TopicPartition]], Awaitable[dict[TopicPartition, int]]] | None = None,
+        legacy_offsets: LegacyOffsets | None = None,
         on_committed: Callable[[], None] | None = None,
         restore_log_seconds: float = 5.0,
         new_producer: Callable[[], Awaitable[AIOKafkaProducer]] | None = None,
+        commit_every_s: float = 0.0,
     ) -> None:
-        self.name, self.source, self.changelog = name, source, changelog
-        self.consumer, self.restorer, self.producer = consumer, restorer, producer
+        super().__init__(name, source, consumer, max_records, fetch_timeout_ms, legacy_offsets)
+        self.changelog, self.restorer, self.producer = changelog, restorer, producer
         self.data_dir = data_dir
         self.handler = handler
-        self.max_records, self.fetch_timeout_ms = max_records, fetch_timeout_ms
-        self.legacy_offsets = legacy_offsets
         self.on_committed = on_committed
         self.restore_log_seconds = restore_log_seconds
         self.new_producer = new_producer
+        # A stage without state may commit the offsets of its applied batches together, at most this
+        # often (0: every batch): its effects are durable already and deduplicated downstream.
+        assert commit_every_s == 0 or changelog is None, "a stage with state commits every batch"
+        self.commit_every_s = commit_every_s
+        self.uncommitted: dict[int, int] = {}  # partition → offset applied and not committed yet
+        self.committed_at = 0.0
         self.renewing = asyncio.Lock()
         self.stores: dict[int, PartitionStore] = {}
-        self.assigned: frozenset[int] = frozenset()
-        self.joined = False  # a first assignment came (possibly of no partition)
+        self.between = False  # revoked, the next assignment not come yet
         self.to_restore: set[int] = set()
-        self.to_seek: set[int] = set()
-        self.epoch = 0  # moves at every revocation: a batch fetched before it is dropped
         self.restore_progress = RestoreProgress()  # not known until the first assignment's restore
-        self.lock = asyncio.Lock()
-        self.applied: dict[int, int] = {}  # partition → next offset to apply (committed by this process)
 
     # -- the rebalance listener (called by aiokafka's coordinator) --------------------------------
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
+        epoch = self.epoch
         self.epoch += 1
+        self.between = True
         async with self.lock:  # the batch in flight commits (or finds itself revoked) first
+            if self.uncommitted:  # what was applied is committed before the partitions go
+                try:
+                    await self._commit(dict(self.uncommitted), epoch, check=False)
+                except Revoked:
+                    log.info(
+                        "%s: the group refused the commit before the rebalance; the next owner repeats it", self.name
+                    )
+                self.uncommitted = {}
             self.assigned = frozenset()
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
@@ -180,6 +244,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             self.to_seek |= partitions
             self.assigned = partitions
             self.joined = True
+            self.between = False
             log.info("%s: assigned partitions %s", self.name, sorted(partitions))
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -191,12 +256,14 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         return PartitionStore(self.store_path(partition))
 
     def ready(self) -> bool:
-        """Assigned, and nothing left to restore."""
-        return self.joined and not self.to_restore
+        """Assigned (not between a revocation and the next assignment), and nothing left to restore."""
+        return self.joined and not self.between and not self.to_restore
 
     async def _prepare_partitions(self) -> None:
         """Open and restore the stores of newly assigned partitions; place partitions without a
         committed offset in this group where the previous release's group left them."""
+        if self.to_restore and self.changelog is None:  # a stage without state: nothing to open or read
+            self.to_restore.clear()
         if self.to_restore:
             progress = self.restore_progress = RestoreProgress()
             opened = {p: self.stores.get(p) or self.open_store(p) for p in sorted(self.to_restore)}
@@ -217,30 +284,7 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             # Every newly assigned partition is placed explicitly: what a fetch returned since the
             # assignment is dropped unprocessed (it may predate the restore), so the position goes
             # back to the committed offset, else the previous release's, else the beginning.
-            tps = [TopicPartition(self.source, p) for p in sorted(self.to_seek) if p in self.assigned]
-            self.to_seek.clear()
-            committed = {tp: await self.consumer.committed(tp) for tp in tps}
-            missing = [tp for tp, offset in committed.items() if offset is None]
-            legacy = await self.legacy_offsets(missing) if missing and self.legacy_offsets is not None else {}
-            beginnings = await self.consumer.beginning_offsets(missing) if missing else {}
-            first: dict[TopicPartition, int] = {}
-            for tp in tps:
-                offset = committed[tp]
-                if offset is None:
-                    offset = legacy.get(tp)
-                    if offset is not None:
-                        log.info(
-                            "%s: partition %d starts at %d, where the previous release left it",
-                            self.name,
-                            tp.partition,
-                            offset,
-                        )
-                    else:
-                        offset = beginnings[tp]
-                    first[tp] = offset
-                self.consumer.seek(tp, offset)
-            if first:  # where the stage starts is its first commit: a quiet partition is drained from there
-                await self.consumer.commit(first)
+            await self._seek()
 
     async def run(self, skip: Skip, process_until_done: Callable[..., Awaitable[None]]) -> None:
         """Fetch, decide, commit, forever (cancel to stop)."""
@@ -248,6 +292,9 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             epoch = self.epoch
             fetched = await self.consumer.getmany(timeout_ms=self.fetch_timeout_ms, max_records=self.max_records)
             async with self.lock:
+                if self.uncommitted and not fetched and epoch == self.epoch:
+                    with _dropped_when_revoked(self.name):
+                        await self._commit_due(epoch, force=True)  # a quiet spell: commit what was applied
                 if self.to_restore or self.to_seek:
                     await self._prepare_partitions()
                     continue  # positions may have moved: fetch again from them
@@ -256,19 +303,38 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
                 records = [r for tp, rs in fetched.items() if tp.partition in self.assigned for r in rs]
                 if not records:
                     continue
+                # Per partition, the fetch's last record and the consumer's position after it: past
+                # the transaction markers the fetcher passed over, so a caught-up partition commits
+                # its end and not the offset of its last marker.
+                ends = {
+                    tp.partition: (rs[-1].offset, await self.consumer.position(tp))
+                    for tp, rs in fetched.items()
+                    if rs and tp.partition in self.assigned
+                }
 
-                async def process(batch: list[ConsumerRecord[bytes, bytes]], epoch: int = epoch) -> None:
+                async def process(
+                    batch: list[ConsumerRecord[bytes, bytes]],
+                    epoch: int = epoch,
+                    ends: dict[int, tuple[int, int]] = ends,
+                ) -> None:
                     with _dropped_when_revoked(self.name):
-                        await self._process(batch, epoch)
+                        await self._process(batch, epoch, ends)
 
-                async def skip_one(record: ConsumerRecord[bytes, bytes], reason: str, epoch: int = epoch) -> None:
+                async def skip_one(
+                    record: ConsumerRecord[bytes, bytes],
+                    reason: str,
+                    epoch: int = epoch,
+                    ends: dict[int, tuple[int, int]] = ends,
+                ) -> None:
                     with _dropped_when_revoked(self.name):
                         await skip(record, reason)
-                        await self._commit({record.partition: record.offset + 1}, epoch)
+                        await self._commit({record.partition: _next(record, ends)}, epoch)
 
                 await process_until_done(self.name, process, records, skip_one)
 
-    async def _process(self, batch: list[ConsumerRecord[bytes, bytes]], epoch: int) -> None:
+    async def _process(
+        self, batch: list[ConsumerRecord[bytes, bytes]], epoch: int, ends: Mapping[int, tuple[int, int]]
+    ) -> None:
         if epoch != self.epoch:
             return  # revoked meanwhile: dropped, the next owner decides it
         by_partition: Records = defaultdict(list)
@@ -283,20 +349,15 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         except PRODUCER_FATAL:
             await self.renew_producer(checkpoint.producer)
             raise  # the batch is retried on the new producer
-        await self._commit({p: rs[-1].offset + 1 for p, rs in by_partition.items()}, epoch)
+        offsets = {p: _next(rs[-1], ends) for p, rs in by_partition.items()}
+        if self.commit_every_s:
+            self.uncommitted.update(offsets)
+            await self._commit_due(epoch)
+        else:
+            await self._commit(offsets, epoch)
         checkpoint.write_local(self.stores, changelog_offsets)
         if self.on_committed is not None:
             self.on_committed()
-
-    def lag(self) -> Iterator[tuple[TopicPartition, int]]:
-        """``(tp, records not applied yet)`` per assigned partition: high watermark minus the offset
-        this process committed (partitions it has not committed yet are left out)."""
-        for p in sorted(self.assigned):
-            tp = TopicPartition(self.source, p)
-            highwater = self.consumer.highwater(tp)
-            applied = self.applied.get(p)
-            if highwater is not None and applied is not None:
-                yield tp, max(highwater - applied, 0)
 
     async def renew_producer(self, refused: AIOKafkaProducer | None = None) -> None:
         """Replace a producer whose id or sequence the broker refuses (it would fail every send after);
@@ -318,9 +379,20 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         except Exception as exc:  # noqa: BLE001 - the old producer is broken; its stop may fail too
             log.info("%s: stopping the refused producer failed: %r", self.name, exc)
 
-    async def _commit(self, offsets: dict[int, int], epoch: int) -> None:
-        if epoch != self.epoch:
+    async def _commit_due(self, epoch: int, force: bool = False) -> None:
+        """Commit what was applied and not committed once ``commit_every_s`` passed (or now: ``force``)."""
+        now = time.monotonic()
+        if self.uncommitted and (force or now - self.committed_at >= self.commit_every_s):
+            await self._commit(dict(self.uncommitted), epoch)
+            self.uncommitted = {}
+            self.committed_at = now
+
+    async def _commit(self, offsets: dict[int, int], epoch: int, check: bool = True) -> None:
+        if check and epoch != self.epoch:
             raise Revoked()
+        for p, offset in offsets.items():  # a record skipped alone commits past what is pending before it
+            if self.uncommitted.get(p, offset + 1) <= offset:
+                del self.uncommitted[p]
         try:
             await self.consumer.commit({TopicPartition(self.source, p): o for p, o in offsets.items()})
         except CommitFailedError as exc:
@@ -330,6 +402,48 @@ class BatchStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
             self.to_seek |= self.assigned
             raise Revoked() from exc
         self.applied.update(offsets)
+
+
+LegacyOffsets = Callable[[list[TopicPartition]], Awaitable[dict[TopicPartition, int]]]
+
+
+async def place(
+    consumer: AIOKafkaConsumer, name: str, source: str, partitions: list[int], legacy_offsets: LegacyOffsets | None
+) -> dict[int, int]:
+    """Seek each of ``partitions`` to the offset its stage's group committed, else to where the
+    previous release's group left it, else to its beginning; the offsets, by partition. Where the
+    stage starts is its first commit: a quiet partition is drained from there."""
+    tps = [TopicPartition(source, p) for p in partitions]
+    committed = {tp: await consumer.committed(tp) for tp in tps}
+    missing = [tp for tp, offset in committed.items() if offset is None]
+    legacy = await legacy_offsets(missing) if missing and legacy_offsets is not None else {}
+    beginnings = await consumer.beginning_offsets(missing) if missing else {}
+    first: dict[TopicPartition, int] = {}
+    placed: dict[int, int] = {}
+    for tp in tps:
+        offset = committed[tp]
+        if offset is None:
+            offset = legacy.get(tp)
+            if offset is not None:
+                log.info(
+                    "%s: partition %d starts at %d, where the previous release left it", name, tp.partition, offset
+                )
+            else:
+                offset = beginnings[tp]
+            first[tp] = offset
+        consumer.seek(tp, offset)
+        placed[tp.partition] = offset
+    if first:
+        await consumer.commit(first)
+    return placed
+
+
+def _next(record: ConsumerRecord[bytes, bytes], ends: Mapping[int, tuple[int, int]]) -> int:
+    """The offset to commit once ``record`` is applied: after it, or the consumer's position when
+    it is the last record its fetch returned for its partition (only non-records lie between)."""
+    last, position = ends.get(record.partition, (-1, -1))
+    after: int = record.offset + 1
+    return max(after, position) if after - 1 == last else after
 
 
 async def legacy_committed(

@@ -1,6 +1,6 @@
 """State changes sent to a changelog topic as whole producer batches (aiokafka's ``create_batch`` /
 ``send_batch``: one produce per partition and batch instead of one ``send`` per key), awaited until
-the broker has every record. Used by the control stage's checkpoint and the Faust tables' writes."""
+the broker has every record. Used by a stage's checkpoint (tables/batch_stage.py)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ class UnreadableValue(TocsinError, ValueError):
 
 def load_control(raw: bytes | None) -> StoredControl | None:
     """The stored state, migrated to the current version; None for no value. An unreadable value
-    raises :class:`UnreadableValue`: the agent dead-letters it with the reason (never a silent
+    raises :class:`UnreadableValue`: the stage dead-letters it with the reason (never a silent
     fresh start)."""
     if raw is None:
         return None
@@ -116,8 +116,9 @@ def load_key(raw: bytes | None) -> StoredKey | None:
         raise UnreadableValue(f"idempotency value unreadable: {type(exc).__name__}: {exc}") from exc
 
 
-# The next source offset a table partition's agent must apply (streams/progress.py): one key per
-# table partition, beside the states. Never a state key: those start with an organization id.
+# The next source offset a table partition's agent had to apply, as the previous release's Faust
+# tables stored it beside the states (one key per partition): an upgrade in place starts a stage no
+# later than it (streams/stage_runner.py). Never a state key: those start with an organization id.
 PROGRESS_KEY = b"\x00next-offset"
 
 

@@ -1,5 +1,5 @@
-"""What the worker group has left to apply, read from the broker: its members, the offsets its tables
-say were applied (their progress keys in the changelogs), and the records beyond them.
+"""What the worker group has left to apply, read from the broker: its members, the offsets its stages
+committed (what they applied), and the records beyond them.
 
 ``tocsin partitions`` (cli/partitions.py) refuses to grow a deployment that is not stopped and drained
 by these readings; the tests read the quiet tail the same way. Describing a consumer group takes
@@ -26,7 +26,6 @@ from aiokafka.protocol.api import Request
 from app.kafka import topics
 from app.kafka.security import client_args
 from app.settings import Settings
-from tables.codecs import PROGRESS_KEY, is_progress_key, load_progress
 
 # Source topics the worker's consumer group reads: each must be drained (the changelogs are read by
 # recovery, not by the group; the retry topics by their own group, and their records carry no
@@ -80,18 +79,12 @@ async def _members(admin: AIOKafkaAdminClient, settings: Settings, group: str) -
     return described["state"], len(described["members"])
 
 
-# The topics whose agents keep the next offset to apply in their table (streams/progress.py): that,
-# not the group's committed offset, says what was applied (Faust may commit past it).
-TABLE_SOURCES = ((topics.IDEMPOTENCY, topics.IDEMPOTENCY_CHANGELOG),)
 READ_TIMEOUT_S = 30.0  # reading the offsets left to their end: what is not read by then counts as unapplied
 
 
 async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dict[TopicPartition, int]:
-    """Per partition of ``publish``: the offset the control stage committed (tables/batch_stage.py:
-    the first record whose effects are not durable). Per partition of ``idempotency``: the next
-    offset its agent must apply, as its table's progress key holds it in the changelog (absent:
-    nothing applied there yet). The commit markers owed that an older value also holds are not
-    trusted (streams/progress.py): the offsets after it are read instead."""
+    """Per partition of each batch stage's source: the offset the stage committed
+    (tables/batch_stage.py: the first record whose effects are not durable)."""
     applied: dict[TopicPartition, int] = {}
     for stage, source in topics.BATCH_STAGES.items():
         committed = await retrying(
@@ -100,22 +93,6 @@ async def applied_offsets(admin: AIOKafkaAdminClient, settings: Settings) -> dic
         for tp, meta in committed.items():
             if tp.topic == settings.topic(source) and meta is not None and meta.offset >= 0:
                 applied[tp] = meta.offset
-    names = [topics.changelog_topic(settings, changelog) for _, changelog in TABLE_SOURCES]
-    counts = await topics.partition_counts(admin, names)
-    if not any(counts.values()):  # no worker of this group ever ran: nothing applied anywhere
-        return applied  # (and aiokafka's consumer raises CancelledError when stopped right after its start)
-    consumer = AIOKafkaConsumer(**client_args(settings), group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        for source, changelog in TABLE_SOURCES:
-            name = topics.changelog_topic(settings, changelog)
-            for partition in range(counts.get(name, 0)):
-                found = await read_partition(consumer, TopicPartition(name, partition), is_progress_key)
-                offset = load_progress(found.get(PROGRESS_KEY))
-                if offset is not None:
-                    applied[TopicPartition(settings.topic(source), partition)] = offset
-    finally:
-        await consumer.stop()
     return applied
 
 
@@ -136,12 +113,10 @@ async def pending(admin: AIOKafkaAdminClient, settings: Settings) -> Pending:
     """What the workers have still to apply, on every topic they must have drained."""
     names = [settings.topic(t) for t in DRAINED]
     counts = await topics.partition_counts(admin, names)
+    # the previous release's group: where a stage that never committed a partition will start it
     committed = await retrying(lambda: admin.list_consumer_group_offsets(settings.worker_id))
     tps = [TopicPartition(name, p) for name, n in counts.items() for p in range(n)]
     applied = await applied_offsets(admin, settings)
-    tables = {settings.topic(source) for source, _ in TABLE_SOURCES} | {
-        settings.topic(source) for source in topics.BATCH_STAGES.values()
-    }
     result = Pending({}, {})
     if not tps:
         return result
@@ -166,9 +141,8 @@ async def pending(admin: AIOKafkaAdminClient, settings: Settings) -> Pending:
             where = f"{tp.topic}[{tp.partition}]"
             if high[tp] > ends[tp]:
                 result.open_transactions[where] = (ends[tp], high[tp])
-            if tp.topic in tables:  # what the agent applied, whatever the group committed
-                start = applied.get(tp, 0)
-            else:
+            start = applied.get(tp)  # what the stage applied
+            if start is None:
                 meta = committed.get(tp)
                 start = meta.offset if meta is not None and meta.offset >= 0 else 0
             start = max(start, starts[tp])

@@ -49,10 +49,10 @@ def stack_factory(kafka: LocalKafka, tmp_path: Path, request: pytest.FixtureRequ
         return stack
 
     yield make
-    # No e2e test passes with a record an agent never received: every worker's log and, for the
-    # live ones, /metrics (tocsin_record_gaps_total) must show 0 records given up as lost. Nor with
-    # an ERROR line in a worker's log (an ERROR means an operator must act) other than those the test
-    # provokes on purpose, named by its ``@pytest.mark.worker_errors(regex, ...)``.
+    # No e2e test passes with a record its stage never applied (every source partition applied to
+    # its last stable offset: tests/support/tails.py), nor with an ERROR line in a worker's log (an
+    # ERROR means an operator must act) other than those the test provokes on purpose, named by its
+    # ``@pytest.mark.worker_errors(regex, ...)``.
     stop_checked(stacks, allowed)
 
 

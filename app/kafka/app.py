@@ -1,7 +1,7 @@
 """The one Faust application of the worker, and its topics.
 
 Nothing here touches the event loop or the producer at import time (it only selects uvloop,
-as the API runs on, for the loop the worker creates); ``streams/`` declares the agents on :data:`app`.
+as the API runs on, for the loop the worker creates); ``streams/`` declares the stages' tasks on :data:`app`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ app = faust.App(
     consumer_auto_offset_reset="earliest",
     producer_acks=-1,
     producer_linger=max(settings.producer_linger_ms, WORKER_LINGER_MS) / 1000.0,
-    broker_commit_interval=settings.worker_commit_seconds,
     # A killed worker's partitions move to a survivor after this long, not Kafka's 45-60 s.
     broker_session_timeout=10.0,
     broker_heartbeat_interval=2.0,
@@ -80,10 +79,5 @@ def raw_topic(name: str) -> Any:
     )
 
 
-publish_topic = raw_topic(topics.PUBLISH)
-incident_actions_topic = raw_topic(topics.ACTIONS_INCIDENT)
-traces_topic = raw_topic(topics.TRACES)
+publish_topic = raw_topic(topics.PUBLISH)  # the bench's Faust baselines read it (tests/bench/control_worker.py)
 dead_letter_topic = raw_topic(topics.DEAD_LETTER)
-idempotency_topic = raw_topic(topics.IDEMPOTENCY)
-# Push, e-mail and webhook deliveries by kind (streams/actions.py consumes them).
-action_topics = {kind: raw_topic(name) for kind, name in topics.ACTIONS.items()}

@@ -59,7 +59,8 @@ def keyed_topics(settings: Settings) -> list[str]:
 
 
 def changelog_topic(settings: Settings, changelog: str) -> str:
-    """A changelog's full name: named after the worker's consumer group, as tables/control.py names them."""
+    """A changelog's full name: named after the worker's consumer group (the previous release's Faust
+    tables named theirs so; the stages restore from the same topics)."""
     return settings.topic(f"{settings.worker_id}.{changelog}")
 
 
@@ -69,8 +70,15 @@ def stage_group(settings: Settings, stage: str) -> str:
     return f"{settings.worker_id}.{stage}"
 
 
-# The stages on batch consumers of their own, and their source topics (the worker's Faust group reads the rest).
-BATCH_STAGES = {"control": PUBLISH}
+# The worker's stages, each on a consumer of its own in its own group (stage_group), and their source
+# topics: what a stage committed is what it applied (tables/batch_stage.py, tables/acked_stage.py).
+BATCH_STAGES = {
+    "control": PUBLISH,
+    "idempotency": IDEMPOTENCY,
+    "incidents": ACTIONS_INCIDENT,
+    "traces": TRACES,
+    **{f"deliveries.{kind.lower()}": topic for kind, topic in ACTIONS.items()},
+}
 
 
 def grow_marker(settings: Settings) -> str:

@@ -75,6 +75,10 @@ class RetriedErrorFilter(logging.Filter):
     # "Error sending <request> to node <id> [<error>] -- marking coordinator dead": the coordinator is
     # looked up again and a retriable failure (a connection the broker closed) retried by its caller.
     RESENT = {("aiokafka.consumer.group_coordinator", "Error sending %s to node %s [%s] -- marking coordinator dead")}
+    # "Failed fetch offsets from <node>: <error>": the fetcher's position lookup waits the retry
+    # backoff and asks again (a partition whose leader is still being elected: a topic created a
+    # moment before a stage's consumer started; tests/e2e/test_operations.py saw NotLeaderForPartition).
+    REFETCHED = {("aiokafka.consumer.fetcher", "Failed fetch offsets from %s: %s")}
     REJOINED = {
         (
             "aiokafka.consumer.group_coordinator",
@@ -92,8 +96,10 @@ class RetriedErrorFilter(logging.Filter):
             return True
         key = (record.name, record.msg)
         args = record.args if isinstance(record.args, tuple) else ()
-        retried = (key in self.RETRIED and args and getattr(args[0], "retriable", False)) or (
-            key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False)
+        retried = (
+            (key in self.RETRIED and args and getattr(args[0], "retriable", False))
+            or (key in self.RESENT and len(args) == 3 and getattr(args[2], "retriable", False))
+            or (key in self.REFETCHED and len(args) == 2 and getattr(args[1], "retriable", False))
         )
         if key in self.REJOINED or retried:
             record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)

@@ -88,12 +88,6 @@ PUBLISH_TRANSACTIONS = Counter(
     ["outcome"],
     registry=REGISTRY,
 )
-OFFSET_MARKERS = Counter(
-    "tocsin_offset_markers",
-    "Offsets passed without a seek: the fetcher skipped them as transaction markers or aborted records",
-    ["stage"],
-    registry=REGISTRY,
-)
 EXCHANGES = Counter(
     "tocsin_token_exchanges",
     "Token exchanges by outcome (issued, or the RFC 6749 error)",
@@ -128,14 +122,8 @@ DEAD_LETTERS = Counter(
 )
 BATCH_RETRIES = Counter(
     "tocsin_batch_retries",
-    "Batches of the control and idempotency agents processed again after a failure, by stage",
+    "Batches of a stage (or delivery checks) processed again after a failure, by stage",
     ["stage"],
-    registry=REGISTRY,
-)
-RECORD_GAPS = Counter(
-    "tocsin_record_gaps",
-    "Records an agent gave up as lost: they never reached it, however often it fetched them again (must be 0)",
-    ["stage", "partition"],
     registry=REGISTRY,
 )
 UNREADABLE_STATES = Counter(
@@ -144,26 +132,9 @@ UNREADABLE_STATES = Counter(
     ["table"],
     registry=REGISTRY,
 )
-OFFSET_REFETCHES = Counter(
-    "tocsin_offset_refetches",
-    "Times an agent got a record past the next offset to apply and sent the consumer back for the missing ones",
-    ["stage"],
-    registry=REGISTRY,
-)
-OFFSET_HOLES = Counter(
-    "tocsin_offset_holes",
-    "Offsets found to hold no record after a fetch back (transaction markers, aborted or compacted records)",
-    ["stage"],
-    registry=REGISTRY,
-)
-CHANGELOG_RECORDS_PASSED = Counter(
-    "tocsin_changelog_records_passed",
-    "Changelog records a table's recovery read again at or below the offset its local store holds, not applied",
-    registry=REGISTRY,
-)
 TAIL_REFETCHES = Counter(
     "tocsin_tail_refetches",
-    "Source partitions whose applied offset stayed behind the last stable offset with nothing in flight, "
+    "Retry topic partitions whose committed offset stayed behind the last stable offset with nothing in flight, "
     "by stage and outcome: sought (fetched again from the applied offset), recovered (records came and "
     "were applied), empty (the offsets held no record), stuck (still behind after every retry: an ERROR)",
     ["stage", "outcome"],
@@ -171,19 +142,13 @@ TAIL_REFETCHES = Counter(
 )
 TAIL_STUCK = Gauge(
     "tocsin_tail_stuck_partitions",
-    "Source partitions this worker holds whose applied offset cannot reach the last stable offset (/readyz fails)",
-    ["stage"],
-    registry=REGISTRY,
-)
-HELD_BACK_RECORDS = Counter(
-    "tocsin_held_back_records",
-    "Records an agent did not apply because the tables were recovering or their partition moved; fetched again",
+    "Retry topic partitions whose committed offset cannot reach the last stable offset (an ERROR line says which)",
     ["stage"],
     registry=REGISTRY,
 )
 CONSUMER_LAG = Gauge(
     "tocsin_consumer_lag",
-    "Records not yet read by this worker, per topic partition it is assigned",
+    "Records a stage of this worker has not applied yet (high watermark minus committed offset), per partition",
     ["topic", "partition"],
     registry=REGISTRY,
 )

@@ -82,7 +82,8 @@ class Settings(BaseSettings):
         description="replicas that must have a record before a 202 (2 on a three-broker cluster)",
     )
     worker_id: str = Field(
-        default="tocsin", description="the Faust app id: the workers' consumer group and the changelogs' names"
+        default="tocsin",
+        description="the workers' id: their stages' consumer groups (<id>.<stage>) and the changelogs' names",
     )
     api_host: str = Field(default="127.0.0.1", description="the address the API listens on")
     api_port: int = Field(default=8080, description="the port the API listens on")
@@ -175,30 +176,31 @@ class Settings(BaseSettings):
             "the worker's RocksDB tables, one directory per worker process; unset: TOCSIN_VAR_DIR/worker/<worker id>"
         ),
     )  # RocksDB tables; default var_dir/worker/worker_id
-    # How long the worker's consumer lets the broker hold a fetch (Faust hard-codes 1,500 ms; see app/kafka/app.py).
-    # How often the worker commits consumer offsets: a restart re-reads at most this much (deduplicated).
+    # How often a sink or delivery stage commits the offsets of what it stored or delivered
+    # (tables/batch_stage.py, tables/acked_stage.py): a restart repeats at most this much (deduplicated
+    # by effect id). The stages with state commit once per batch, by construction.
     worker_commit_seconds: float = Field(
-        default=1.0,
+        default=0.5,
         gt=0,
         le=300,
         description=(
-            "how often the worker commits its consumer offsets (a restart re-reads at most this much, deduplicated)"
+            "how often the sink and delivery stages commit the offsets of what they stored or delivered "
+            "(a restart repeats at most this much, deduplicated by effect id)"
         ),
     )
+    # How long the broker holds a stage's fetch when no record is waiting (records that arrive end it).
     worker_fetch_wait_ms: int = Field(
         default=100,
         ge=10,
         le=5000,
-        description=("how long the worker's consumer lets the broker hold a fetch (Faust fixes 1,500 ms)"),
+        description="how long the broker holds a stage's fetch while no record is waiting (a record ends the wait)",
     )
-    # While the worker rebuilds its tables from their changelogs: one INFO line of progress this often.
+    # While a stage restores its state from its changelog: one INFO line of progress this often.
     worker_recovery_log_seconds: float = Field(
         default=10.0,
         gt=0,
         le=3600,
-        description=(
-            "while the worker rebuilds its tables from their changelogs, one INFO line of progress this often"
-        ),
+        description=("while a stage restores its state from its changelog, one INFO line of progress this often"),
     )
     # The worker's own HTTP port: /healthz, /readyz and /metrics (0 turns it off).
     worker_host: str = Field(

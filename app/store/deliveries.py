@@ -61,9 +61,10 @@ def _target(item: dict[str, Any]) -> str:
     return ", ".join([*content.get("user_ids", []), *content.get("group_ids", [])])
 
 
-async def store_delivery_results(session: AsyncSession, results: Sequence[DeliveryResult]) -> None:
+async def store_delivery_results(session: AsyncSession, kind: str, results: Sequence[DeliveryResult]) -> None:
     """Upsert each delivery's state, the push outbox rows, the endpoints a 410 disabled, and one
-    trace step per attempt: an event's trace is where every attempt is kept."""
+    trace step per attempt: an event's trace is where every attempt is kept. ``kind`` is the kind
+    of every result (the delivery stage of that kind stores them), recorded as it is."""
     now = datetime.now(UTC)
     # A row for each delivery first, one already there (stored meanwhile by another worker that
     # made the same attempt after a rebalance) left as it is; then every row is read and updated.
@@ -80,7 +81,7 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
                 "event_id": item["event_id"],
                 "workflow_id": item["workflow_id"],
                 "action_index": int(item["action_index"]),
-                "kind": item.get("kind") or _kind(item),
+                "kind": kind,
                 "target": _target(item)[:2048],
                 "mode": item["mode"],
                 "decision": item["decision"],
@@ -153,8 +154,3 @@ async def store_delivery_results(session: AsyncSession, results: Sequence[Delive
     await session.flush()
     await insert_ignoring_duplicates(session, PushNotification, pushes)
     await record_trace_steps(session, steps)
-
-
-def _kind(item: dict[str, Any]) -> str:
-    content = item.get("content") or {}
-    return "WEBHOOK" if "url" in content else "EMAIL" if "to" in content else "PUSH"

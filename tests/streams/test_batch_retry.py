@@ -1,7 +1,6 @@
-"""A batch of the control or idempotency agent that fails is processed again, not acknowledged
-(Faust's take_events acks a batch's events when the agent moves on, even after it raised); a
-failure of the infrastructure is waited out, any other is retried a bounded number of times and
-then isolated: the record that fails alone is dead-lettered, the others are processed."""
+"""A batch of a stage that fails is processed again, not committed; a failure of the
+infrastructure is waited out, any other is retried a bounded number of times and then isolated:
+the record that fails alone is dead-lettered, the others are processed."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from aiokafka.errors import KafkaConnectionError
 
 import streams.batches
 from app.observability import metrics
-from streams import idempotency
 from streams.batches import process_until_done
 
 
@@ -64,27 +62,6 @@ async def test_cancellation_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> N
 
     with pytest.raises(asyncio.CancelledError):
         await process_until_done("test", cancelled, ["e1"], _no_skip)
-
-
-async def test_the_idempotency_agent_processes_its_batches_until_done(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The agent's loop hands each batch to process_until_done (a raise inside would lose it); the
-    control stage does the same in tables/batch_stage.py (tests/integration/test_batch_stage.py)."""
-    agent, module = idempotency.idempotency, idempotency
-    handed: list[tuple[str, Any, list[Any]]] = []
-
-    async def record(stage: str, process: Any, events: list[Any], skip: Any) -> None:
-        assert skip is module.skip_record
-        handed.append((stage, process, events))
-
-    class Stream:
-        async def take_events(self, _max: int, within: float) -> Any:
-            yield ["a", "b"]
-            yield ["c"]
-
-    monkeypatch.setattr(module, "process_until_done", record)
-    await agent.fun(Stream())
-    stage = "idempotency"
-    assert handed == [(stage, module.process_batch, ["a", "b"]), (stage, module.process_batch, ["c"])]
 
 
 @pytest.mark.parametrize("position", [0, 3, 6])

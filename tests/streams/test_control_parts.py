@@ -109,7 +109,7 @@ def test_due_index_rebuilds_from_table_values() -> None:
 
 def test_expiry_returns_keys_in_event_time_order_up_to_the_cutoff() -> None:
     expiry = Expiry()
-    expiry.rebuild(frozenset({0}), [], 4)
+    expiry.rebuild({0: []})
     for at, key in [(30, b"c"), (10, b"a"), (20, b"b")]:
         expiry.add(0, at, key)
     assert expiry.expired(0, 20) == [(10, b"a"), (20, b"b")]
@@ -174,7 +174,7 @@ async def test_the_stage_dead_letters_an_unreadable_state_and_counts_it(tmp_path
     assert stage._state_of(checkpoint, rec, store, {}) is None
     store.close()
     assert metrics.REGISTRY.get_sample_value("tocsin_unreadable_states_total", {"table": "control"}) == before + 1
-    [(topic, _partition, sent_key, value)] = checkpoint.outputs
+    [(topic, _partition, sent_key, value, _at, _headers)] = checkpoint.outputs
     body = orjson.loads(value)
     assert topic == stage.dead_letters and sent_key == key
     assert body["stage"] == "control-state" and body["key"] == "org_1/wtp_1/ACTUAL/st-1"

@@ -158,12 +158,11 @@ def test_idempotency_expiry_deletes_every_key_with_a_window_far_smaller_than_the
     keys = 2_000
     table = {f"org/wtp/k{i}".encode(): dump_key(StoredKey(f"evt{i}", i * 10, i)) for i in range(keys)}
     expiry = Expiry(size=40)
-    # one partition: the partitioner puts every key in 0 of 1
-    expiry.rebuild(frozenset({0}), table.items(), 1)
+    expiry.rebuild({0: table.items()})
     assert len(expiry) <= 40
     removed: list[bytes] = []
     for cutoff in range(0, keys * 10 + 10, 1_000):
-        expired = expiry.expired(0, cutoff)  # as streams/idempotency.py _expire does per batch
+        expired = expiry.expired(0, cutoff)  # as streams/idempotency.py IdempotencyStage._expire does per batch
         while True:
             for at, key in expired:
                 assert at <= cutoff
@@ -171,7 +170,7 @@ def test_idempotency_expiry_deletes_every_key_with_a_window_far_smaller_than_the
                 del table[key]
             if not expiry.needs_scan(0, cutoff):
                 break
-            expiry.rebuild(frozenset({0}), table.items(), 1)
+            expiry.rebuild({0: table.items()})
             expired = expiry.expired(0, cutoff)
         assert len(expiry) <= 40
         assert all(int(k.rsplit(b"k", 1)[1]) * 10 > cutoff for k in table), "a key past the cutoff was kept"

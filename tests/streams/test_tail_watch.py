@@ -1,57 +1,29 @@
-"""The tail watch (streams/tail_watch.py) and what it stands on: the offsets the fetcher passed over
-(tables/offset_ranges.py, tables/aiokafka_patches.note_skips)."""
+"""The tail watch (streams/tail_watch.py), the retry scheduler's alarm: a partition behind its last
+stable offset with nothing in flight is fetched again, reported, and fails readiness if stuck."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Sequence
-from types import SimpleNamespace
 
 import pytest
 
 from app.observability import metrics
 from streams.tail_watch import TailWatch, Watched
-from tables.aiokafka_patches import non_records, note_skips
-from tables.offset_ranges import OffsetRanges
 
 
-def test_ranges_merge_and_answer_coverage() -> None:
-    ranges = OffsetRanges()
-    ranges.add("p", 12, 13)
-    ranges.add("p", 14, 15)
-    assert ranges.covers("p", 12, 13) and not ranges.covers("p", 12, 15), "13 is not known"
-    ranges.add("p", 13, 14)  # joins both
-    assert ranges.covers("p", 12, 15) and ranges.covers("p", 13, 14)
-    ranges.add("p", 10, 20)  # swallows them
-    assert ranges.covers("p", 10, 20) and not ranges.covers("p", 9, 11) and not ranges.covers("p", 19, 21)
-    assert ranges.covers("p", 5, 5), "an empty range holds nothing"
-    assert not ranges.covers("q", 10, 11), "per partition"
-    ranges.add("p", 30, 29)  # empty: ignored
-    assert not ranges.covers("p", 29, 30)
-    ranges.forget("p")
-    assert not ranges.covers("p", 10, 11)
+class Skipped:
+    """The offsets a fetcher passed over without a record, by partition."""
 
+    def __init__(self) -> None:
+        self.offsets: set[tuple[tuple[str, int], int]] = set()
 
-def test_ranges_keep_a_bounded_number_forgetting_the_oldest() -> None:
-    ranges = OffsetRanges(max_ranges=3)
-    for start in (10, 20, 30, 40):
-        ranges.add("p", start, start + 1)
-    assert not ranges.covers("p", 10, 11)
-    assert all(ranges.covers("p", s, s + 1) for s in (20, 30, 40))
+    def add(self, key: tuple[str, int], start: int, end: int) -> None:
+        self.offsets |= {(key, o) for o in range(start, end)}
 
-
-def test_the_fetch_notes_what_it_passed_over_before_the_record_after_it() -> None:
-    records = [SimpleNamespace(offset=o) for o in (10, 11, 14)]
-    key = ("t-note", 0)
-    seen = []
-    for record in note_skips(iter(records), key, 9, lambda: 17):
-        # noted before the record after the skipped offsets is handed on
-        seen.append((record.offset, non_records.covers(key, 12, 14)))
-    assert seen == [(10, False), (11, False), (14, True)]
-    assert non_records.covers(key, 9, 10), "the fetch offset held a marker"
-    assert non_records.covers(key, 15, 17), "the batch's markers after its last record"
-    assert not non_records.covers(key, 10, 12)
+    def covers(self, key: tuple[str, int], start: int, end: int) -> bool:
+        return all((key, o) in self.offsets for o in range(start, end))
 
 
 class View:
@@ -61,7 +33,7 @@ class View:
         self.ends: dict[tuple[str, int], int] = {}
         self.held_partitions: dict[str, list[int]] = {}
         self.flying: set[tuple[str, int]] = set()
-        self.skipped = OffsetRanges()
+        self.skipped = Skipped()
         self.seeks: list[tuple[str, int, int]] = []
         self.rebalancing = False
         self.gen = 1

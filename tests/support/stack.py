@@ -50,6 +50,7 @@ class Stack:
         extra_env: dict[str, str] | None = None,
     ) -> None:
         tag = uuid.uuid4().hex[:10]
+        self.root = ROOT  # the code the processes run (another release's checkout: tests/e2e/test_upgrade.py)
         self.var_dir = var_dir
         self.var_dir.mkdir(parents=True, exist_ok=True)
         self.api_port = free_port()
@@ -97,7 +98,7 @@ class Stack:
         with open(log, "ab") as out:
             return subprocess.Popen(
                 [sys.executable, *(command or ["-m", "cli", role])],
-                cwd=ROOT,
+                cwd=self.root,
                 env={**self._env, **(env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -112,7 +113,7 @@ class Stack:
         """``tocsin bootstrap --org NAME``: an organization and its owner's token (the JSON line)."""
         out = subprocess.run(
             [sys.executable, "-m", "cli", "bootstrap", "--org", name],
-            cwd=ROOT,
+            cwd=self.root,
             env=self._env,
             capture_output=True,
             check=True,

@@ -1,9 +1,8 @@
 """The quiet-tail check, read from outside the workers: every source partition of a stack applied
 up to its last stable offset.
 
-It is the reading ``tocsin partitions`` does before a grow (tables/drain.pending): on ``publish``
-and ``idempotency`` what the control and idempotency agents stored as applied (their changelogs'
-progress keys), on the other topics the worker group's committed offsets; a partition behind its
+It is the reading ``tocsin partitions`` does before a grow (tables/drain.pending): what each stage's
+group committed (the first record whose effects are not durable); a partition behind its
 last stable offset passes only if the offsets in between hold no committed record (transaction
 markers, aborted publishes). An open transaction is not counted here: the check is about what was
 accepted, and a stack's API may be mid-transaction when a test ends.

@@ -152,3 +152,18 @@ def test_a_thread_keepalive_line_once_is_a_warning_and_repeated_stays_an_error()
     other = _record(name, "[^---AIOKafkaConsumerThread]: Starting...")
     other.levelno = logging.ERROR
     assert stalled.filter(other) and other.levelno == logging.ERROR
+
+
+def test_a_position_lookup_that_met_a_leader_election_is_a_warning_and_a_fatal_one_stays_an_error() -> None:
+    """aiokafka's fetcher logs "Failed fetch offsets from …" as an ERROR, waits its retry backoff
+    and looks the position up again. A stage's consumer started right after its topic was created
+    met NotLeaderForPartition there (tests/e2e/test_operations.py failed on that line)."""
+    from aiokafka.errors import NotLeaderForPartitionError, TopicAuthorizationFailedError
+
+    name, msg = "aiokafka.consumer.fetcher", "Failed fetch offsets from %s: %s"
+    election = _record(name, msg, 1, NotLeaderForPartitionError())
+    fatal = _record(name, msg, 1, TopicAuthorizationFailedError())
+    demote = RetriedErrorFilter()
+    assert demote.filter(election) and demote.filter(fatal)
+    assert (election.levelno, election.levelname) == (logging.WARNING, "WARNING")
+    assert fatal.levelno == logging.ERROR
