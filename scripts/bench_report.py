@@ -124,6 +124,33 @@ def _webhook(fig: dict[str, Any]) -> Iterator[Row]:
         f"p50 ≤ {fig['target_p50_s'] * 1e3:.0f}, p99 ≤ {fig['target_p99_s'] * 1e3:.0f} ms, every run",
         _verdict(all(r["met"] for r in runs)),
     )
+    if "cpu_per_event_s" not in fig:  # results of a release before these figures
+        return
+    per = fig["cpu_per_event_s"]
+    yield (
+        "worker CPU per event, publish → decided → webhook delivered",
+        f"{per * 1e6:.0f} µs",
+        f"bare POST: p50 {fig['baseline_p50_s'] * 1e3:.1f} ms",
+        f"≤ {fig['cpu_target_s'] * 1e6:.0f} µs",
+        _verdict(per <= fig["cpu_target_s"]),
+    )
+    high = fig["high"]
+    yield (
+        f"publish → webhook delivered at {high['accepted'] // max(1, fig['seconds'])}/s, p50/p99 ms",
+        f"{high['p50_s'] * 1e3:.0f}/{high['p99_s'] * 1e3:.0f}, {high['missing']} missing",
+        f"bare POST: p50 {fig['baseline_p50_s'] * 1e3:.1f} ms",
+        f"p99 ≤ {fig['high_target_p99_s'] * 1e3:.0f} ms, nothing left behind",
+        _verdict(high["met"]),
+    )
+    soak = fig["soak"]
+    cpu, rss = soak["cpu_per_event_s"], soak["rss_mb"]
+    yield (
+        f"soak {soak['rate']}/s for {soak['seconds'] // 60} min: CPU µs per event, memory MB (2nd → last minute)",
+        f"{cpu[1] * 1e6:.0f} → {cpu[-1] * 1e6:.0f} µs; {rss[1]:.0f} → {rss[-1]:.0f} MB" if len(cpu) > 1 else "-",
+        f"the {fig['rate']}/s runs: {per * 1e6:.0f} µs",
+        "CPU ≤ 1.1 x the 2nd minute and ≤ 2 x the runs'; memory flat",
+        _verdict(soak["met"]),
+    )
 
 
 def _recovery(fig: dict[str, Any]) -> Iterator[Row]:

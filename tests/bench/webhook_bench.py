@@ -6,7 +6,12 @@ webhook arrives; a publisher sends ``RATE`` publishes/s spread over ``KEYS`` par
 own (tests/bench/webhook_load.py). ``RUNS`` such runs in a row, each with its p50 and p99; then one
 more while a second topic's workflow posts ``SLOW_RATE`` webhooks/s to a receiver answering after
 ``SLOW_S`` seconds: the first receiver's p99 then, beside the runs without it. The baseline, measured
-in the same run, is one bare HTTP POST to the same receiver.
+in the same run, is one bare HTTP POST to the same receiver. Then one run at ``HIGH_RATE`` (p99 ≤ 1 s,
+nothing left behind) and a soak at ``SOAK_RATE`` for ``SOAK_SECONDS``: the worker's CPU per delivered
+webhook and its resident memory, minute by minute (the last minute's CPU within 1.1 times the second's
+and twice the runs' figure, the memory within 10 % of the second minute's). The worker's CPU per
+event of the runs (every thread, publish → decided → webhook delivered with its traces and
+bookkeeping) is their median, against ``CPU_TARGET_S``.
 
 Where the time goes comes from the stage timestamps of each delivery's trace step
 (streams/actions.py): accepted → decided (API, broker, control agent), decided → received (the
@@ -40,6 +45,11 @@ KEYS, SECONDS = 50, 20
 RUNS = int(os.environ.get("TOCSIN_BENCH_WEBHOOK_RUNS", "5"))
 SLOW_RATE, SLOW_S = 2, 10.0  # the slow receiver's webhooks/s, and how long it takes to answer each
 TARGET_P50_S, TARGET_P99_S = 0.050, 0.150  # with the publish guarantee on (issue 31; was 100/250)
+CPU_TARGET_S = 0.000_400  # worker CPU per event, publish → decided → webhook delivered (issue 38)
+HIGH_RATE, HIGH_P99_S = 2000, 1.0  # a run at 4 times the rate: p99 ≤ 1 s, nothing left behind
+SOAK_RATE = 250
+SOAK_SECONDS = int(os.environ.get("TOCSIN_BENCH_SOAK_SECONDS", "600"))  # shorter: an experiment, not the figure
+SOAK_CPU_DRIFT, SOAK_CPU_VS_RATE, SOAK_RSS_DRIFT = 1.1, 2.0, 1.10
 SLOW_TOLERANCE = 1.5  # "unchanged": the p99 beside a slow receiver at most this times the runs' worst p99
 EXTRA_ENV = dict(e.split("=", 1) for e in os.environ.get("TOCSIN_BENCH_WORKER_ENV", "").split(",") if e)
 STAGES = (
@@ -146,6 +156,14 @@ def run_webhook_section(kafka_bootstrap: str, work_dir: Any, histogram: Path | N
             # the worker's CPU from the first publish until every webhook was delivered (a backlog included)
             runs.append({"slow": slow, "summary": summary, "sent": sent, "worker_cpu_s": _cpu(stack) - cpu_before})
         stages = _stages(stack)
+        _progress(f"webhook run at {HIGH_RATE} publishes/s over {KEYS} keys for {SECONDS} s")
+        cpu_before = _cpu(stack)
+        _publish(stack, "hooks", HIGH_RATE, KEYS, out / "sent-high").wait(timeout=SECONDS + 300)
+        high_sent = _sent(out / "sent-high")
+        expected += len(high_sent[1])
+        _wait_delivered(stack, expected, 120)
+        high = {"slow": False, "summary": high_sent[0], "sent": high_sent[1], "worker_cpu_s": _cpu(stack) - cpu_before}
+        soak = _soak(stack, out, expected)
     finally:
         stack.stop()
         for r in (receiver, slow_receiver):
@@ -158,7 +176,23 @@ def run_webhook_section(kafka_bootstrap: str, work_dir: Any, histogram: Path | N
     plain, slow_run = measured[:-1], measured[-1]
     worst_p99 = max(r["p99_s"] for r in plain)
     runs_met = all(r["met"] for r in plain)
+    cpu_per_event = statistics.median(r["worker_cpu_s"] / max(1, r["accepted"]) for r in plain)
+    high_run = {k: v for k, v in _figures(high, arrived, {}).items() if k not in ("latencies", "met")}
+    high_run["met"] = high_run["missing"] == 0 and high_run["refused"] == 0 and high_run["p99_s"] <= HIGH_P99_S
+    soak_cpu = soak["cpu_per_event_s"]
+    soak["met"] = bool(
+        len(soak_cpu) >= 3
+        and soak_cpu[-1] <= SOAK_CPU_DRIFT * soak_cpu[1]
+        and soak_cpu[-1] <= SOAK_CPU_VS_RATE * cpu_per_event
+        and max(soak["rss_mb"][1:]) <= SOAK_RSS_DRIFT * soak["rss_mb"][1]
+        and soak["missing"] == 0
+    )
     return {
+        "cpu_per_event_s": cpu_per_event,
+        "cpu_target_s": CPU_TARGET_S,
+        "high": high_run,
+        "high_target_p99_s": HIGH_P99_S,
+        "soak": soak,
         "rate": RATE,
         "keys": KEYS,
         "seconds": SECONDS,
@@ -172,6 +206,39 @@ def run_webhook_section(kafka_bootstrap: str, work_dir: Any, histogram: Path | N
         "runs_met": runs_met,
         "slow_met": slow_run["missing"] == 0 and slow_run["p99_s"] <= max(TARGET_P99_S, SLOW_TOLERANCE * worst_p99),
         "histogram": str(histogram) if histogram is not None else None,
+    }
+
+
+def _soak(stack: Stack, out: Path, expected: int) -> dict[str, Any]:
+    """``SOAK_RATE`` publishes/s for ``SOAK_SECONDS``: per minute, the worker's CPU per delivered
+    webhook and its resident memory; then whether everything accepted was delivered."""
+    _progress(f"webhook soak: {SOAK_RATE} publishes/s over {KEYS} keys for {SOAK_SECONDS} s")
+    url = f"{stack.base_url}/v1/organizations/{stack.org}/workflow_topics/hooks/publish"
+    token = stack.credentials["access_token"]
+    publisher = _spawn("publish", url, token, str(SOAK_RATE), str(SOAK_SECONDS), str(KEYS), str(out / "sent-soak"))
+    worker = psutil.Process(stack.workers[0].pid)
+    cpu_per_event, rss_mb = [], []
+    minute_cpu, minute_done = _cpu(stack), _delivered_count(stack)
+    started = time.monotonic()
+    for minute in range(1, max(1, SOAK_SECONDS // 60) + 1):
+        time.sleep(max(0.0, started + 60 * minute - time.monotonic()))  # the bench's clock: one sample a minute
+        cpu, done = _cpu(stack), _delivered_count(stack)
+        cpu_per_event.append((cpu - minute_cpu) / max(1, done - minute_done))
+        rss_mb.append(worker.memory_info().rss / 1e6)
+        minute_cpu, minute_done = cpu, done
+        _progress(
+            f"soak minute {minute}: {cpu_per_event[-1] * 1e6:.0f} µs of worker CPU per webhook, {rss_mb[-1]:.0f} MB"
+        )
+    publisher.wait(timeout=SOAK_SECONDS + 300)
+    sent = _sent(out / "sent-soak")[1]
+    _wait_delivered(stack, expected + len(sent), 120)
+    return {
+        "rate": SOAK_RATE,
+        "seconds": SOAK_SECONDS,
+        "accepted": len(sent),
+        "missing": max(0, expected + len(sent) - _delivered_count(stack)),
+        "cpu_per_event_s": cpu_per_event,
+        "rss_mb": rss_mb,
     }
 
 
@@ -284,6 +351,31 @@ def render_webhook(fig: dict[str, Any]) -> list[str]:
         f"p99 {fig['baseline_p99_s'] * ms:.2f} ms; ratio worst p99/baseline p99 = "
         f"{max(r['p99_s'] for r in fig['runs']) / fig['baseline_p99_s']:.0f}"
     )
+    if "cpu_per_event_s" in fig:
+        per = fig["cpu_per_event_s"]
+        lines.append(
+            f"   worker CPU per event (publish → decided → webhook delivered, median of the runs): "
+            f"{per * 1e6:.0f} µs (target ≤ {fig['cpu_target_s'] * 1e6:.0f} µs): "
+            + ("met" if per <= fig["cpu_target_s"] else "NOT MET")
+        )
+        high = fig["high"]
+        lines.append(
+            row(f"{HIGH_RATE}/s", high)
+            + f" (target p99 ≤ {fig['high_target_p99_s']:g} s, nothing left behind: "
+            + ("met)" if high["met"] else "NOT MET)")
+        )
+        soak = fig["soak"]
+        cpu, rss = soak["cpu_per_event_s"], soak["rss_mb"]
+        lines.append(
+            f"   soak {soak['rate']}/s for {soak['seconds']} s: CPU per webhook by minute "
+            + ", ".join(f"{c * 1e6:.0f}" for c in cpu)
+            + " µs; resident memory by minute "
+            + ", ".join(f"{m:.0f}" for m in rss)
+            + f" MB; {soak['missing']} missing (last minute ≤ {SOAK_CPU_DRIFT:g}x the second and ≤ "
+            + f"{SOAK_CPU_VS_RATE:g}x the {fig['rate']}/s figure, memory within {SOAK_RSS_DRIFT - 1:.0%} of the "
+            + "second minute): "
+            + ("met" if soak["met"] else "NOT MET")
+        )
     if fig.get("histogram"):
         lines.append(f"   histogram: {fig['histogram']}")
     return lines
