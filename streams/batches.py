@@ -30,9 +30,11 @@ POISON_RETRIES = RetrySchedule(base_s=0.1, factor=2, max_delay_s=1.0)  # a recor
 async def _dead_letter(what: str, reason: str, record: Any) -> None:
     log.error("sink=%s dead-lettered a record: %s", what, reason)
     raw = record if isinstance(record, bytes) else encode(record)
-    await dead_letter_topic.send(
+    # awaited until the broker has it: the caller's offsets move past the record once this returns
+    sent = await dead_letter_topic.send(
         value=encode({"stage": f"sink:{what}", "reason": reason, "value": raw.decode("utf-8", "replace")[:65536]})
     )
+    await sent
 
 
 async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Awaitable[None]]) -> None:

@@ -56,12 +56,5 @@ def unreadable_state_value(table: str, key: bytes, raw: bytes, partition: int, o
 async def send_dead_letter(stage: str, event: Any, reason: str) -> None:
     message = event.message
     value = dead_letter_value(stage, message.topic, message.partition, message.offset, event.value, reason)
-    await dead_letter_topic.send(key=event.key, value=value)
-
-
-async def send_unreadable_state(table: str, event: Any, key: bytes, raw: bytes, reason: str) -> None:
-    """A stored state that cannot be read: to the dead-letter topic with the reason and the raw
-    value (an operator can restore it). The caller goes on from an empty state for the key, so
-    the event is still decided (a NOTIFY may repeat: said loudly)."""
-    value = unreadable_state_value(table, key, raw, event.message.partition, event.message.offset, reason)
-    await dead_letter_topic.send(key=key, value=value)
+    # awaited until the broker has it (Faust's send only queues): the record is acknowledged after this
+    await (await dead_letter_topic.send(key=event.key, value=value))

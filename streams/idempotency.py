@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -103,6 +103,17 @@ class Expiry:
         """Keys beyond ``partition``'s window may be past the cutoff: :meth:`rebuild` finds them."""
         window = self.windows.get(partition)
         return window is not None and window.needs_scan(cutoff_ms)
+
+
+def _live(store: PartitionStore, changes: Mapping[bytes, bytes | None]) -> Iterator[tuple[bytes, bytes]]:
+    """``store``'s keys and values with a batch's pending ``changes`` applied (None deletes)."""
+    for key, value in store.items():
+        if key in changes:
+            changed = changes[key]
+            if changed is not None:
+                yield key, changed
+        else:
+            yield key, value
 
 
 def _duplicate_trace(record: dict[str, Any], idem: str, first: StoredKey) -> dict[str, Any]:
@@ -208,8 +219,12 @@ class IdempotencyStage:
             store = stores[partition]
             removed += self._delete(partition, self.expiry.expired(partition, cutoff), store, written, checkpoint)
             while self.expiry.needs_scan(partition, cutoff):  # keys beyond the in-memory window have expired too
-                self.expiry.rebuild({p: s.items() for p, s in stores.items()})
-                removed += self._delete(partition, self.expiry.expired(partition, cutoff), store, written, checkpoint)
+                # the stores as this batch leaves them: the keys it deleted are not found again
+                self.expiry.rebuild({p: _live(s, checkpoint.changes.get(p, {})) for p, s in stores.items()})
+                found = self._delete(partition, self.expiry.expired(partition, cutoff), store, written, checkpoint)
+                removed += found
+                if not found:  # nothing left past the cutoff that this batch may delete
+                    break
         if removed:
             log.info("idempotency: %d keys past their retention removed", removed)
 
@@ -223,8 +238,9 @@ class IdempotencyStage:
     ) -> int:
         """Delete the keys of ``entries`` still stored with that event time (not one this batch wrote)."""
         removed = 0
+        deleted = checkpoint.changes.get(partition, {})
         for at_ms, key in entries:
-            if key in written:
+            if key in written or (key in deleted and deleted[key] is None):
                 continue
             try:
                 stored = load_key(store.get(key))

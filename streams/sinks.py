@@ -6,6 +6,7 @@ committed that was not stored."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,10 +19,11 @@ from app.store.results import apply_incident_actions, record_trace_steps, upsert
 from streams.batches import decode_items, store_batch
 from streams.resources import resources
 from streams.stage_runner import StageSpec
-from tables.batch_stage import BatchStage, Checkpoint, Records
+from tables.batch_stage import BatchStage, Checkpoint, Records, Revoked
 from tables.partition_store import PartitionStore
 
 log = logging.getLogger(__name__)
+REVOCATION_CHECK_S = 0.5  # while a write waits for the database: how often a rebalance is looked for
 
 
 INCIDENT_KEYS = (
@@ -50,8 +52,20 @@ class Sink:
     async def __call__(self, records: Records, checkpoint: Checkpoint, stores: Mapping[int, PartitionStore]) -> None:
         values = [rec.value for batch in records.values() for rec in batch]
         items = await decode_items(values, self.what, self.keys)
-        if items:
-            await store_batch(self.what, items, self.write)
+        if not items:
+            return
+        # A database that is down is waited for, however long; a rebalance meanwhile (the epoch moves
+        # before the revocation waits for this batch) gives the batch up to the next owner instead
+        # of holding the whole group's rebalance until the database is back.
+        epoch = self.stage.epoch if self.stage is not None else 0
+        storing = asyncio.create_task(store_batch(self.what, items, self.write))
+        while not storing.done():
+            await asyncio.wait({storing}, timeout=REVOCATION_CHECK_S)
+            if self.stage is not None and self.stage.epoch != epoch and not storing.done():
+                storing.cancel()
+                await asyncio.gather(storing, return_exceptions=True)
+                raise Revoked()
+        storing.result()
 
     def committed(self) -> None:
         """Nothing is kept between batches."""

@@ -129,7 +129,8 @@ class AckedStage(SourceStage):
                 epoch = self.epoch
                 fetched = await self.consumer.getmany(timeout_ms=self.fetch_timeout_ms, max_records=self.max_records)
                 if self.to_seek:
-                    await self._seek()
+                    async with self.lock:  # no rebalance meanwhile (the revocation waits for the lock)
+                        await self._seek()
                     continue  # what was fetched may predate the placement: fetch again
                 if epoch != self.epoch:
                     continue

@@ -46,7 +46,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import CommitFailedError
+from aiokafka.errors import CommitFailedError, KafkaError
 from aiokafka.structs import ConsumerRecord
 
 from app.errors import TocsinError
@@ -165,10 +165,17 @@ class SourceStage(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka 
                 yield tp, max(highwater - applied, 0)
 
     async def _seek(self) -> None:
-        """Place the partitions assigned since the last fetch (:func:`place`)."""
+        """Place the partitions assigned since the last fetch (:func:`place`); called holding
+        ``lock``, so the assignment cannot change meanwhile. A group that moved on without this
+        member refuses the first commit: the partitions are placed again after the next assignment."""
         partitions = sorted(p for p in self.to_seek if p in self.assigned)
         self.to_seek.clear()
-        self.applied.update(await place(self.consumer, self.name, self.source, partitions, self.legacy_offsets))
+        try:
+            self.applied.update(await place(self.consumer, self.name, self.source, partitions, self.legacy_offsets))
+        except CommitFailedError:
+            log.warning("%s: the group refused the first commit; the partitions are placed again", self.name)
+            self.epoch += 1
+            self.to_seek |= self.assigned
 
 
 class BatchStage(SourceStage):
@@ -221,15 +228,14 @@ class BatchStage(SourceStage):
         self.epoch += 1
         self.between = True
         async with self.lock:  # the batch in flight commits (or finds itself revoked) first
-            if self.uncommitted:  # what was applied is committed before the partitions go
-                try:
+            try:
+                if self.uncommitted:  # what was applied is committed before the partitions go
                     await self._commit(dict(self.uncommitted), epoch, check=False)
-                except Revoked:
-                    log.info(
-                        "%s: the group refused the commit before the rebalance; the next owner repeats it", self.name
-                    )
+            except (Revoked, KafkaError) as exc:  # the next owner applies it again (deduplicated)
+                log.info("%s: the commit before the rebalance failed (%r); the next owner repeats it", self.name, exc)
+            finally:
                 self.uncommitted = {}
-            self.assigned = frozenset()
+                self.assigned = frozenset()
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         partitions = frozenset(tp.partition for tp in assigned if tp.topic == self.source)
@@ -293,8 +299,11 @@ class BatchStage(SourceStage):
             fetched = await self.consumer.getmany(timeout_ms=self.fetch_timeout_ms, max_records=self.max_records)
             async with self.lock:
                 if self.uncommitted and not fetched and epoch == self.epoch:
-                    with _dropped_when_revoked(self.name):
-                        await self._commit_due(epoch, force=True)  # a quiet spell: commit what was applied
+                    try:
+                        with _dropped_when_revoked(self.name):
+                            await self._commit_due(epoch, force=True)  # a quiet spell: commit what was applied
+                    except KafkaError as exc:  # kept, committed with the next batch or quiet fetch
+                        log.warning("%s: committing what was applied failed, trying again: %r", self.name, exc)
                 if self.to_restore or self.to_seek:
                     await self._prepare_partitions()
                     continue  # positions may have moved: fetch again from them

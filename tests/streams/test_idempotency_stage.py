@@ -12,7 +12,7 @@ import orjson
 from aiokafka.structs import ConsumerRecord
 
 from app.settings import Settings
-from streams.idempotency import IdempotencyStage
+from streams.idempotency import Expiry, IdempotencyStage
 from tables.batch_stage import Checkpoint
 from tables.codecs import StoredKey, dump_key, load_key
 from tables.partition_store import PartitionStore
@@ -117,3 +117,20 @@ async def test_a_batch_that_did_not_commit_rebuilds_the_retention_windows(tmp_pa
 
 def test_dump_and_load_agree() -> None:
     assert load_key(dump_key(StoredKey("e", 1, 2))) == StoredKey("e", 1, 2)
+
+
+async def test_more_expired_keys_than_the_window_holds_are_all_deleted_in_one_batch(tmp_path: Path) -> None:
+    """Defect (found in review): the keys past the retention beyond the in-memory window were found
+    again by a scan of the store, which still held the ones this batch had just deleted (deletions
+    are written after the commit): the scan found them again and again, and the loop, without an
+    await, froze the worker. Now the scan sees the store as the batch leaves it."""
+    stage, store = _stage(tmp_path)
+    stage.expiry = Expiry(size=4)  # a window far smaller than the keys
+    old = [_publish(f"evt_{i}", 1_000 + i, i, key=f"org_1/wtp_1/ACTUAL/old-{i}".encode()) for i in range(30)]
+    await _batch(stage, store, *old)
+    later = 1_000 + 30 + HOUR_MS + 1
+    checkpoint = await _batch(stage, store, _publish("evt_new", later, 100, key=b"org_1/wtp_1/ACTUAL/new"))
+    deleted = [k for k, v in checkpoint.changes[0].items() if v is None]
+    assert len(deleted) == 30
+    assert [k for k, _v in store.items() if b"old-" in k] == []
+    store.close()
