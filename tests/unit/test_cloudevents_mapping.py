@@ -77,3 +77,17 @@ def test_data_of_another_media_type_is_415(media: str) -> None:
 )
 def test_json_data_media_types_are_accepted(media: str | None) -> None:
     assert ce.is_json_media(media)
+
+
+def test_data_nested_deeper_than_orjson_writes_is_refused_not_a_500() -> None:
+    """Defect (found by the OpenAPI fuzz test in CI): structured-mode data nested 300 levels deep
+    is valid JSON that orjson reads (up to 1,024 levels) but does not write again (254): the
+    TypeError became a 500. It is a 422 naming ``data`` now; shallower data still passes."""
+    deep = b'{"a":' * 300 + b"{}" + b"}" * 300  # written by hand: orjson cannot write it either
+    event = b'{"specversion":"1.0","id":"e1","source":"/s","type":"t","data":' + deep + b"}"
+    with pytest.raises(InvalidInput) as refused:
+        ce.from_structured(event)
+    assert refused.value.details["fields"][0]["field"] == "data"
+    assert "nested too deeply" in str(refused.value)
+    shallow = {"specversion": "1.0", "id": "e1", "source": "/s", "type": "t", "data": {"a": {"b": 1}}}
+    assert orjson.loads(ce.from_structured(orjson.dumps(shallow)))["data"] == {"a": {"b": 1}}

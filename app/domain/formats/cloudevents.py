@@ -152,7 +152,11 @@ def from_event(event: Any) -> bytes:
         raise refused("data", "missing: the event's data must be a JSON object", "missing")
     if not isinstance(event["data"], dict):
         raise refused("data", "must be a JSON object", "dict_type")
-    return orjson.dumps({"data": event["data"], **_native(attributes)})
+    try:
+        return orjson.dumps({"data": event["data"], **_native(attributes)})
+    except TypeError as exc:  # orjson writes at most 254 levels of nesting (it reads 1,024)
+        why = "nested too deeply" if "Recursion" in str(exc) else f"cannot be written as JSON ({exc})"
+        raise refused("data", why, "value_error") from None
 
 
 def _check_context(attributes: Mapping[str, Any]) -> None:
