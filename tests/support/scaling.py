@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -91,6 +91,7 @@ class Published:
     event_id: str  # the publisher's event.id
     server_id: str | None = None  # set when accepted (202)
     status: int = 0
+    accepted_at: float = 0.0  # wall-clock time of the 202 (time.time())
 
 
 @dataclass
@@ -143,6 +144,7 @@ class MetricLoad:
                     item.status = r.status_code
                     if r.status_code == 202:
                         item.server_id = r.json()["id"]
+                        item.accepted_at = time.time()
                 except httpx.HTTPError:
                     item.status = 0
                 with self._lock:
@@ -195,23 +197,23 @@ def _at(record: dict[str, object]) -> float:
     return datetime.fromisoformat(str(record["timestamp"]).replace("Z", "+00:00")).timestamp()
 
 
-def settled_to_decided_s(logs: Iterable[Path], event_ids: Iterable[str]) -> float | None:
-    """Seconds from the group's last change (the last partition assignment any worker's stage
-    logged) to the last decision of ``event_ids`` (0 when every one was decided before it); None
-    without an assignment or a decision in the logs."""
-    wanted = set(event_ids)
-    settled = decided = None
+def settled_to_decided_s(logs: Iterable[Path], accepted: Mapping[str, float]) -> float | None:
+    """The longest time any of the ``accepted`` events (server event id → wall-clock time of its
+    202) waited for its decision after the later of its acceptance and the group's last change (the
+    last partition assignment any worker's stage logged); None without an assignment or a decision."""
+    settled = None
+    decided: dict[str, float] = {}
     for _log, record in all_records(logs):
         if "timestamp" not in record:
             continue
         message = str(record.get("event", ""))
         if ": assigned partitions " in message:
             settled = max(settled or 0.0, _at(record))
-        elif message == "decision" and str(record.get("event_id")) in wanted:
-            decided = max(decided or 0.0, _at(record))
-    if settled is None or decided is None:
+        elif message == "decision" and (event_id := str(record.get("event_id"))) in accepted:
+            decided.setdefault(event_id, _at(record))  # its first decision
+    if settled is None or not decided:
         return None
-    return max(0.0, decided - settled)
+    return max(0.0, *(at - max(settled, accepted[e]) for e, at in decided.items()))
 
 
 def decision_lines(logs: Iterable[Path]) -> dict[str, list[str]]:
