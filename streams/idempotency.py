@@ -50,7 +50,6 @@ class Expiry:
     def __init__(self, size: int = 50_000) -> None:
         self.size = size
         self.windows: dict[int, TimeWindow] = {}
-        self.assignment: frozenset[int] | None = None
         self.evicted = 0  # by the windows of earlier assignments
 
     @property
@@ -87,7 +86,6 @@ class Expiry:
                     entries.append((key, stored.at_ms))
             window = self.windows[partition] = TimeWindow(each)
             window.reset(entries)
-        self.assignment = frozenset(items)
 
     def add(self, partition: int, at_ms: int, key: bytes) -> None:
         window = self.windows.get(partition)
