@@ -46,6 +46,29 @@ def database_unavailable(exc: BaseException) -> bool:
     return exc.connection_invalidated or sqlstate.startswith(("08", "57"))
 
 
+_finishing: set[asyncio.Task[Any]] = set()  # operations whose caller was cancelled, running to their end
+
+
+def _finished(task: asyncio.Task[Any]) -> None:
+    _finishing.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a database operation whose caller gave up failed: %r", task.exception())
+
+
+async def uncancelled(operation: Callable[[], Awaitable[T]]) -> T:
+    """``operation()``, run to its end (commit or rollback) even when the caller is cancelled (the
+    cancellation still reaches the caller at once). A transaction cut mid-statement on SQLite leaves
+    its aiosqlite connection invalidated but never closed: it keeps the database's write lock, and
+    every other process's writes fail with "database is locked" until this one exits."""
+    task = asyncio.ensure_future(operation())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        _finishing.add(task)
+        task.add_done_callback(_finished)
+        raise
+
+
 async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_delay: float = 5.0) -> T:
     """Run ``operation`` until the database answers it: an unavailable or hanging database is
     waited for (logged, with backoff), any other error is raised. The worker uses it so a
@@ -54,8 +77,8 @@ async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_d
     attempt = 0
     while True:
         try:
-            async with asyncio.timeout(OPERATION_SECONDS):
-                return await operation()
+            async with asyncio.timeout(OPERATION_SECONDS):  # the wait is abandoned, the operation ends on its own
+                return await uncancelled(operation)
         except Exception as exc:
             if not database_unavailable(exc):  # asyncio.timeout above raises TimeoutError: included
                 raise
