@@ -40,11 +40,12 @@ from typing import Any
 
 from app.domain.delivery.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
+from app.domain.delivery.kinds import BY_NAME
 from app.domain.shared.retry_schedule import RetrySchedule, delay_levels, level_for
 from app.executors.base import Executor
 from app.kafka.app import raw_topic, settings
 from app.kafka.records import encode
-from app.kafka.topics import ACTIONS, CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
+from app.kafka.topics import CONFIG_CHANGES, DELIVERY_DEAD_LETTER, retry_topic
 from app.observability import metrics
 from app.settings import Settings
 from app.store.db import when_available
@@ -367,4 +368,5 @@ async def run_deliveries(settings: Settings, kind: str) -> None:
     async def handle(records: AsyncIterator[AckedRecord]) -> None:
         await Deliveries(executor, functools.partial(_write, kind)).run(records)
 
-    await run_acked_stage(settings, f"deliveries.{kind.lower()}", ACTIONS[kind], handle, settings.delivery_batch_size)
+    stage = BY_NAME[kind]
+    await run_acked_stage(settings, stage.stage, stage.topic, handle, settings.delivery_batch_size)

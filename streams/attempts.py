@@ -15,6 +15,7 @@ from structlog.contextvars import bind_contextvars
 
 from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.delivery.delivery_verdicts import verdict_of as _verdict_of
+from app.domain.delivery.kinds import BY_NAME
 from app.executors.base import Executor
 from app.kafka.app import settings
 from app.observability import trace_context, tracing, worker_spans
@@ -45,7 +46,7 @@ async def _secret(item: dict[str, Any]) -> tuple[str | None, bool]:
 
 def receiver_of(kind: str, item: dict[str, Any]) -> str:
     """Whose slots an attempt takes: a webhook's host (scheme and port included), else the kind."""
-    if kind == "WEBHOOK":
+    if BY_NAME[kind].per_host:
         try:
             parts = urlsplit(str(item["content"]["url"]))
         except (KeyError, TypeError, ValueError):
@@ -80,7 +81,7 @@ async def attempt_one(
     executor: Executor, item: dict[str, Any], limits: ReceiverLimits, stages: dict[str, int | None] | None = None
 ) -> DeliveryResult:
     stages = {} if stages is None else stages
-    secret, disabled = (await _secret(item)) if executor.kind == "WEBHOOK" else (None, False)
+    secret, disabled = (await _secret(item)) if BY_NAME[executor.kind].signed else (None, False)
     number = int(item["attempt"])
     if disabled:
         stages["attempted_ms"] = stages["ended_ms"] = now_ms()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.caches import TTLCache
+from app.domain.delivery import kinds
 from app.domain.workflows.topic_config import TopicConfig
 from app.executors.base import Executor
 from app.executors.email import EmailExecutor
@@ -52,14 +54,19 @@ class WorkerResources:
         return await self.topics.get_or_load((org_id, topic_id), load)
 
 
+# the executor of each delivery kind (app/domain/delivery/kinds.py), from the worker's settings
+EXECUTORS: dict[str, Callable[[Settings], Executor]] = {
+    kinds.WEBHOOK.name: lambda settings: WebhookExecutor(settings.outbound.webhook_config()),
+    kinds.EMAIL.name: lambda settings: EmailExecutor(settings.smtp.config()),
+    kinds.PUSH.name: lambda _settings: OutboxPushExecutor(),
+}
+assert EXECUTORS.keys() == kinds.BY_NAME.keys(), "every delivery kind has an executor, and nothing else does"
+
+
 def make_executor(kind: str, settings: Settings) -> Executor:
-    if kind == "WEBHOOK":
-        return WebhookExecutor(settings.outbound.webhook_config())
-    if kind == "EMAIL":
-        return EmailExecutor(settings.smtp.config())
-    if kind == "PUSH":
-        return OutboxPushExecutor()
-    raise ValueError(f"no executor for {kind!r}")
+    if kind not in EXECUTORS:
+        raise ValueError(f"no executor for {kind!r}")
+    return EXECUTORS[kind](settings)
 
 
 @lru_cache(maxsize=1)

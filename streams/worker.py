@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app.kafka import topics
+from app.domain.delivery import kinds as delivery_kinds
 from app.kafka.app import app, settings
 from app.kafka.config_changes import follow_changes
 from app.kafka.topics import ensure_topics_when_reachable
@@ -32,8 +32,8 @@ STAGES: dict[str, Callable[[Settings], stage_runner.StageSpec]] = {
     "incidents": sinks.incident_sink,  # incident actions → incidents
     "traces": sinks.trace_sink,  # traces → trace steps, control-state views
 }
-DELIVERY_KINDS = tuple(topics.ACTIONS)  # PUSH, EMAIL, WEBHOOK: a delivery stage each (streams/actions.py)
-stage_runner.expected[:] = [*STAGES, *(f"deliveries.{kind.lower()}" for kind in DELIVERY_KINDS)]
+STAGE_NAMES = [*STAGES, *(kind.stage for kind in delivery_kinds.KINDS)]  # and a delivery stage per kind
+stage_runner.expected[:] = STAGE_NAMES
 
 
 def _stage_task(name: str, run: Callable[[], Awaitable[None]]) -> Any:
@@ -52,8 +52,8 @@ def _batch_stage(make: Callable[[Settings], stage_runner.StageSpec]) -> Callable
 STAGE_TASKS = [
     *(_stage_task(name, _batch_stage(make)) for name, make in STAGES.items()),
     *(
-        _stage_task(f"deliveries.{k.lower()}", functools.partial(actions.run_deliveries, settings, k))
-        for k in DELIVERY_KINDS
+        _stage_task(kind.stage, functools.partial(actions.run_deliveries, settings, kind.name))
+        for kind in delivery_kinds.KINDS
     ),
 ]
 

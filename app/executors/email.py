@@ -11,6 +11,7 @@ import aiosmtplib
 
 from app.clock import elapsed_ms
 from app.domain.delivery.delivery_verdicts import Attempt
+from app.domain.delivery.kinds import EMAIL
 from app.settings.delivery import EmailConfig
 
 # CR, LF and every other control character a header must not carry: C0, DEL, C1 (NEL among them)
@@ -27,7 +28,7 @@ def header_value(text: str) -> str:
 
 
 class EmailExecutor:
-    kind = "EMAIL"
+    kind = EMAIL.name
 
     def __init__(self, config: EmailConfig) -> None:
         self._host, self._port, self._sender, self._timeout = config.host, config.port, config.sender, config.timeout_s

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.delivery.delivery_verdicts import Attempt
+from app.domain.delivery.kinds import PUSH
 from app.domain.delivery.push import apns_request, expired, fcm_payload, push_content, remaining_ttl
 from app.domain.shared.milliseconds import to_ms
 
@@ -27,7 +28,7 @@ def push_record(item: dict[str, Any]) -> dict[str, Any]:
 
 
 class OutboxPushExecutor:
-    kind = "PUSH"
+    kind = PUSH.name
 
     async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
         content = item["content"]

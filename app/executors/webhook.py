@@ -8,6 +8,7 @@ from typing import Any
 
 from app.clock import elapsed_ms
 from app.domain.delivery.delivery_verdicts import Attempt
+from app.domain.delivery.kinds import WEBHOOK
 from app.domain.delivery.webhooks import webhook_headers
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused
@@ -16,7 +17,7 @@ from app.settings.delivery import WebhookConfig
 
 
 class WebhookExecutor:
-    kind = "WEBHOOK"
+    kind = WEBHOOK.name
 
     def __init__(self, config: WebhookConfig, *, transport: Transport | None = None) -> None:
         self._fetcher: Transport = transport or HttpClient(

@@ -8,6 +8,7 @@ import logging
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
+from app.domain.delivery import kinds as delivery_kinds
 from app.domain.shared.retry_schedule import RetrySchedule
 from app.errors import TocsinError
 from app.kafka.security import AccessCheck, client_args, start_client
@@ -20,7 +21,7 @@ ACTIONS_INCIDENT = "actions.incident"
 # Deliveries by kind (push, e-mail, webhook); a failed attempt waits in the retry topic of its
 # delay level (records of one level are in due order), and one out of attempts goes to the
 # deliveries' dead-letter topic.
-ACTIONS = {"PUSH": "actions.push", "EMAIL": "actions.email", "WEBHOOK": "actions.webhook"}
+ACTIONS = {kind.name: kind.topic for kind in delivery_kinds.KINDS}
 RETRY_PREFIX = "actions.retry."
 DELIVERY_DEAD_LETTER = "actions.dead-letter"
 TRACES = "traces"
@@ -77,7 +78,7 @@ BATCH_STAGES = {
     "idempotency": IDEMPOTENCY,
     "incidents": ACTIONS_INCIDENT,
     "traces": TRACES,
-    **{f"deliveries.{kind.lower()}": topic for kind, topic in ACTIONS.items()},
+    **{kind.stage: kind.topic for kind in delivery_kinds.KINDS},
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from app.domain.delivery import kinds as delivery_kinds
 from app.domain.delivery.webhooks import webhook_body
 from app.domain.events.control import ControlDecision
 from app.domain.iam.sharing import targeted
@@ -135,7 +136,7 @@ def trace_record(record: dict[str, Any], steps: list[dict[str, Any]]) -> dict[st
     }
 
 
-DELIVERY_KINDS = {"SEND_PUSH_NOTIFICATION": "PUSH", "SEND_EMAIL": "EMAIL", "SEND_WEBHOOK": "WEBHOOK"}
+DELIVERY_KINDS = {kind.action: kind.name for kind in delivery_kinds.KINDS}
 
 
 def _run_topic_workflows(
