@@ -38,6 +38,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from faust.exceptions import NotReady
+
 from app.domain.delivery.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.delivery.kinds import BY_NAME
@@ -260,6 +262,14 @@ class Deliveries:
                 try:
                     await self.write_ended(batch)
                     break
+                except NotReady:  # faust's producer is still starting (mode flags it started before it is)
+                    attempt += 1
+                    log.warning(
+                        "deliveries kind=%s: the producer is still starting; writing %d attempts again",
+                        self.kind,
+                        len(batch),
+                    )
+                    await asyncio.sleep(WRITE_RETRIES.nominal(attempt))
                 except Exception:  # the broker refused a retry or dead letter: nothing is acknowledged yet
                     attempt += 1
                     log.exception(

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from faust.exceptions import NotReady
 
 from app.domain.delivery.delivery_verdicts import Attempt
+from app.domain.shared.retry_schedule import RetrySchedule
 from app.store.deliveries import DeliveryResult
 from streams import actions, attempts
 from streams.actions import Deliveries
@@ -201,4 +203,47 @@ async def test_a_record_failing_its_check_is_dead_lettered_and_the_others_go_on(
     await p.until(lambda: bad.acks == 1 and good.acks == 1, "both records acknowledged")
     assert p.executor.sent == ["act_good"] and p.written == ["act_good"]
     assert len(letters) == 1 and letters[0][0] == "deliveries:WEBHOOK" and "ValueError" in letters[0][1], letters
+    await p.stop()
+
+
+class FailingExecutor(Executor):
+    """Every attempt fails with a status worth a retry."""
+
+    async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
+        self.sent.append(item["effect_id"])
+        return Attempt(status_code=503, duration_ms=1)
+
+
+class StartingTopic:
+    """A retry topic whose producer is not started for the first send (faust raises NotReady)."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def send(self, key: bytes, value: bytes) -> asyncio.Future[None]:
+        self.sent += 1
+        if self.sent == 1:
+            raise NotReady("Producer service not yet started")
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+
+async def test_a_producer_still_starting_is_waited_for_not_an_error(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A delivery stage may send a retry before faust's producer has started (mode flags the
+    producer started before it creates its client): the write is tried again, logged as a warning,
+    never as an error, and the record is acknowledged once written."""
+    monkeypatch.setattr(actions, "WRITE_RETRIES", RetrySchedule(base_s=0.01, factor=1, max_delay_s=0.01))
+    topic = StartingTopic()
+    monkeypatch.setattr(actions, "retry_topics", dict.fromkeys(actions.retry_topics, topic))
+    p = Pipeline(monkeypatch, {})
+    p.deliveries.executor = FailingExecutor({})
+    event = _event(_item("act_early", "hooks.example"))
+    p.queue.put_nowait(event)
+    await p.until(lambda: event.acks == 1, "the record acknowledged once the producer answers")
+    assert p.written == ["act_early"] and topic.sent == 2
+    assert [r.levelname for r in caplog.records if "still starting" in r.getMessage()] == ["WARNING"]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
     await p.stop()
