@@ -66,6 +66,8 @@ unit: $(STAMP) ## Only the fast tests that need no broker or database server
 # deadlines, so two overlap well on two cores. Whole files go to a process (--dist loadfile), so a
 # module's stacks start once. (loadgroup would keep the slow tests on one process, but pytest-xdist
 # 3.8 marks a group by rewriting Item._nodeid, which pytest 9 no longer reads: it degrades to load.)
+# Tests marked heavy (several workers, a broker cluster, bounds in seconds) take a lock shared by
+# both processes (tests/conftest.py): never two at once, lighter tests beside them.
 TEST_PROCESSES ?= 2
 
 test: $(STAMP) system-deps lint ## Lint, then every test against real Kafka, SQLite and PostgreSQL

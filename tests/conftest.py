@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -13,6 +14,27 @@ from devstack.kafka import LocalKafka
 from tests.support.postgres_local import LocalPostgres, find_pg_bin
 from tests.support.scaling import Churn, churn_workers, stop_checked
 from tests.support.stack import Stack
+
+
+@pytest.fixture(autouse=True)
+def _heavy_alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A test marked ``heavy`` (it saturates both cores for minutes: several workers, a broker
+    cluster, thousands of publishes, and bounds in seconds) runs while no other heavy test of the
+    same run does: the two test processes of ``make test`` take an exclusive lock for it. Lighter
+    tests still run beside it."""
+    if request.node.get_closest_marker("heavy") is None:
+        yield
+        return
+    # the run's directory, shared by its test processes (each has its own basetemp below it)
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    with open(shared / "heavy.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits for the other process's heavy test to end
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

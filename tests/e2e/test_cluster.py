@@ -28,7 +28,7 @@ from tests.support.scaling import decision_lines
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.heavy]
 
 TOTAL = 10_000
 KILL_AFTER = 3_000  # accepted publishes before the kill

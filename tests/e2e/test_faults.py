@@ -24,7 +24,7 @@ from tests.support.scaling import assert_no_errors
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.heavy]
 OUTAGE_SECONDS = 30
 PRODUCE_TIMEOUT = 4
 PUBLISHERS = 4
@@ -144,6 +144,38 @@ PAUSES = 3
 PAUSE_SECONDS = PRODUCE_TIMEOUT + 2
 
 
+PAUSE_ATTEMPTS = 3
+
+
+def _pause(broker: LocalKafka, publishers: list[SteadyPublisher]) -> bool:
+    """Stop the broker (SIGSTOP) until a publish is refused with 503 and at least PAUSE_SECONDS
+    passed, then resume it: True. A pause that lands while every publisher waits on a transaction
+    whose commit was already asked for refuses nothing (api/publisher.py: that commit's outcome
+    decides, however long it takes; each publisher sends one request at a time): False once
+    PAUSE_SECONDS + 10 passed with no answer at all, to be tried again. Any answer while paused and
+    no 503 fails the test."""
+    pid = broker.pid
+    assert pid is not None, "the broker is not running"
+    answered_before = [len(p.answers) for p in publishers]
+    refused_before = sum(p.count(503) for p in publishers)
+    paused_at = time.monotonic()
+    deadline = paused_at + PAUSE_SECONDS + 10
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        while time.monotonic() < deadline and sum(p.count(503) for p in publishers) == refused_before:
+            time.sleep(0.1)  # polling interval
+        refused = sum(p.count(503) for p in publishers) > refused_before
+        if refused:
+            # the pause's length, not a wait for a condition: the records stay in the socket buffer
+            time.sleep(max(0.0, paused_at + PAUSE_SECONDS - time.monotonic()))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    if not refused:
+        answered = [a for p, n in zip(publishers, answered_before, strict=True) for a in p.answers[n:]]
+        assert all(a.ended >= deadline for a in answered), f"answered while paused, no 503: {answered[:5]}"
+    return refused
+
+
 def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) -> None:
     """A broker that stops answering (SIGSTOP) for longer than the produce timeout, three times
     under load: the publishes in flight are refused with 503 while the broker holds their records
@@ -169,20 +201,10 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
             ]
             wait_for(lambda: len(_accepted(publishers)) >= 100, 60, "100 accepted publishes before the fault")
             for _ in range(PAUSES):
-                pid = broker.pid
-                assert pid is not None, "the broker is not running"
-                refused_before = sum(p.count(503) for p in publishers)
-                os.kill(pid, signal.SIGSTOP)
-                try:
-                    wait_for(
-                        lambda n=refused_before: sum(p.count(503) for p in publishers) >= n + PUBLISHERS,
-                        PAUSE_SECONDS + 10,
-                        "publishes refused while the broker is paused",
-                    )
-                    # the pause's length, not a wait for a condition: the records stay in the socket buffer
-                    time.sleep(max(0.0, PAUSE_SECONDS - PRODUCE_TIMEOUT))
-                finally:
-                    os.kill(pid, signal.SIGCONT)
+                for attempt in range(1, PAUSE_ATTEMPTS + 1):
+                    if _pause(broker, publishers):
+                        break
+                    assert attempt < PAUSE_ATTEMPTS, f"{PAUSE_ATTEMPTS} pauses in a row refused no publish"
                 accepted_before = len(_accepted(publishers))
                 wait_for(lambda n=accepted_before: len(_accepted(publishers)) >= n + 50, 60, "publishes accepted again")
             for p in publishers:
@@ -192,7 +214,7 @@ def test_broker_paused_under_load_no_refused_publish_is_decided(tmp_path: Path) 
             sent = {f"{p.prefix}{a.i}" for p in publishers for a in p.answers}
             refused = sent - accepted
             assert {a.status for a in answers} <= {202, 503}, {a.status for a in answers}
-            assert len(refused) >= PAUSES * PUBLISHERS, f"only {len(refused)} publishes refused"
+            assert len(refused) >= PAUSES, f"only {len(refused)} publishes refused"
 
             def processed() -> list[str] | None:
                 found = [i["event_id"] for i in all_incidents(client)]

@@ -17,7 +17,7 @@ from tests.support.scaling import METRIC_PROFILE as SPEC_METRIC_PROFILE
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents, setup_topic
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.heavy]
 
 STATE_CACHE, DUE_WINDOW, EXPIRY_WINDOW = 2, 10, 10
 METRIC_KEYS, SET_KEYS, IDEMPOTENCY_KEYS = 12, 25, 60

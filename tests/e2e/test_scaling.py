@@ -29,7 +29,7 @@ from tests.support.scaling import (
 from tests.support.stack import Stack, wait_for
 from tests.support.workflows import all_incidents
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.heavy]
 
 # The partition count a deployment is created with, for a dozen workers (issue 18, item 4).
 PARTITIONS = 12

@@ -53,6 +53,8 @@ class Outcome:
     # the longest wait of an event for its decision after the later of its 202 and the group's last change
     settled_to_decided_s: float | None = None
     delivered_after_s: float = 0.0
+    # when something is left behind: each worker log's last warnings and errors (what held it back)
+    complaints: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -66,7 +68,7 @@ class Outcome:
             f"partitions behind {self.tails[:5]}; all decided "
             f"{self.decided_after_s:.1f} s and delivered {self.delivered_after_s:.1f} s after the last "
             f"publish or change; decided at most {self.settled_to_decided_s} s after the later of its 202 and the "
-            "group's last change"
+            "group's last change" + ("".join(f"\n  {c}" for c in self.complaints))
         )
 
 
@@ -159,7 +161,19 @@ def verdict(
         return not out.tails
 
     _until(quiet, max(deadline, time.monotonic() + 10), 1.0)
+    if not out.ok:
+        out.complaints = complaints(logs())
     return out
+
+
+def complaints(logs: list[Path], last: int = 4) -> list[str]:
+    """The last ``last`` warning and error lines of each log (``name: line``), for a verdict that failed."""
+    found = []
+    for path in logs:
+        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+        bad = [line for line in lines if '"level":"warning"' in line or '"level":"error"' in line]
+        found += [f"{path.name}: {line[:300]}" for line in bad[-last:]]
+    return found
 
 
 def _until(predicate: Callable[[], bool], deadline: float, interval: float = 0.5) -> bool:
