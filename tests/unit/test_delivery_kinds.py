@@ -18,7 +18,7 @@ from streams.resources import EXECUTORS, make_executor
 def test_each_action_type_that_delivers_has_one_kind() -> None:
     delivering = {a.value for a in ActionType} - {"RUN_OPERATION_BOOK"}
     assert set(kinds.BY_ACTION) == delivering
-    assert DELIVERY_KINDS == {k.action: k.name for k in kinds.KINDS}
+    assert {k.action: k.name for k in kinds.KINDS} == DELIVERY_KINDS
 
 
 @pytest.mark.parametrize("kind", kinds.KINDS, ids=lambda k: k.name)
