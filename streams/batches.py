@@ -14,7 +14,7 @@ from app.domain.shared.retry_schedule import RetrySchedule
 from app.kafka.app import dead_letter_topic
 from app.kafka.records import decode, encode
 from app.observability import metrics
-from app.store.db import database_unavailable, when_available
+from app.store.db import database_unavailable, when_available, written_meanwhile
 from streams.outbox import items_of
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,14 @@ async def store_batch(what: str, records: list[T], write: Callable[[list[T]], Aw
             await when_available(f"sink={what}", lambda: write(records))
             return
         except Exception as exc:  # noqa: BLE001 - any failure is retried, then isolated (see docstring)
+            if attempt == 1 and written_meanwhile(exc):
+                log.warning(
+                    "sink=%s: another writer stored some of these %d records meanwhile; writing again: %s",
+                    what,
+                    len(records),
+                    str(exc).splitlines()[0][:300],
+                )
+                continue  # at once: read again, what the other wrote is found and skipped
             log.error(
                 "sink=%s write of %d records failed (attempt %d), retrying in %.1fs: %s",
                 what,

@@ -69,6 +69,13 @@ async def uncancelled(operation: Callable[[], Awaitable[T]]) -> T:
         raise
 
 
+def written_meanwhile(exc: BaseException) -> bool:
+    """A unique key another writer stored between this transaction's reads and its inserts (a
+    previous owner's write ending after a rebalance, a member the group dropped): read again, the
+    rows are found and skipped."""
+    return isinstance(exc, IntegrityError)
+
+
 async def when_available(what: str, operation: Callable[[], Awaitable[T]], max_delay: float = 5.0) -> T:
     """Run ``operation`` until the database answers it: an unavailable or hanging database is
     waited for (logged, with backoff), any other error is raised. The worker uses it so a
