@@ -38,8 +38,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from faust.exceptions import NotReady
-
 from app.domain.delivery.deliveries import already_attempted, attempt_key, dead_item, retry_item
 from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verdict
 from app.domain.delivery.kinds import BY_NAME
@@ -58,6 +56,7 @@ from streams.dead_letter import send_dead_letter
 from streams.resources import resources
 from streams.stage_runner import run_acked_stage
 from tables.acked_stage import AckedRecord
+from tables.faust_errors import ProducerNotReady
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +261,7 @@ class Deliveries:
                 try:
                     await self.write_ended(batch)
                     break
-                except NotReady:  # faust's producer is still starting (mode flags it started before it is)
+                except ProducerNotReady:  # faust's producer is still starting (mode flags it started before it is)
                     attempt += 1
                     log.warning(
                         "deliveries kind=%s: the producer is still starting; writing %d attempts again",

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from faust.exceptions import NotReady
 
 from app.domain.delivery.delivery_verdicts import Attempt
 from app.domain.shared.retry_schedule import RetrySchedule
@@ -20,6 +19,7 @@ from app.store.deliveries import DeliveryResult
 from streams import actions, attempts
 from streams.actions import Deliveries
 from streams.attempts import ReceiverLimits
+from tables.faust_errors import ProducerNotReady
 
 
 @dataclass
@@ -223,7 +223,7 @@ class StartingTopic:
     async def send(self, key: bytes, value: bytes) -> asyncio.Future[None]:
         self.sent += 1
         if self.sent == 1:
-            raise NotReady("Producer service not yet started")
+            raise ProducerNotReady("Producer service not yet started")
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         done.set_result(None)
         return done
