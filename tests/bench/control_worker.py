@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from app.kafka.app import app, publish_topic, raw_topic
@@ -90,10 +91,12 @@ if mode == "control":
     process_records = BatchStage._process
     decide = control_batch.process
 
-    async def counted_records(self: BatchStage, batch: list[Any], epoch: int) -> None:
+    async def counted_records(
+        self: BatchStage, batch: list[Any], epoch: int, ends: Mapping[int, tuple[int, int]]
+    ) -> None:
         begin()
         counts["batches"] += 1
-        await process_records(self, batch, epoch)
+        await process_records(self, batch, epoch, ends)
         done(len(batch))
 
     def counted_decide(*args: Any, **kwargs: Any) -> Any:
