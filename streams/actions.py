@@ -261,19 +261,21 @@ class Deliveries:
                 try:
                     await self.write_ended(batch)
                     break
-                except ProducerNotReady:  # faust's producer is still starting (mode flags it started before it is)
+                except Exception as exc:  # the broker refused a retry or dead letter: nothing is acknowledged yet
                     attempt += 1
-                    log.warning(
-                        "deliveries kind=%s: the producer is still starting; writing %d attempts again",
-                        self.kind,
-                        len(batch),
-                    )
-                    await asyncio.sleep(WRITE_RETRIES.nominal(attempt))
-                except Exception:  # the broker refused a retry or dead letter: nothing is acknowledged yet
-                    attempt += 1
-                    log.exception(
-                        "deliveries kind=%s: writing %d attempts failed (attempt %d)", self.kind, len(batch), attempt
-                    )
+                    if isinstance(exc, ProducerNotReady):  # faust's producer is still starting: worth a wait
+                        log.warning(
+                            "deliveries kind=%s: the producer is still starting; writing %d attempts again",
+                            self.kind,
+                            len(batch),
+                        )
+                    else:
+                        log.exception(
+                            "deliveries kind=%s: writing %d attempts failed (attempt %d)",
+                            self.kind,
+                            len(batch),
+                            attempt,
+                        )
                     await asyncio.sleep(WRITE_RETRIES.nominal(attempt))
 
     async def write_ended(self, batch: list[tuple[DeliveryResult, InFlight]]) -> None:
