@@ -10,14 +10,14 @@ from ...models.error_out import ErrorOut
 from ...models.publish_accepted import PublishAccepted
 from ...models.publish_json_body import PublishJsonBody
 from ...models.publish_json_publish_request import PublishJsonPublishRequest
-from ...types import UNSET, Response
+from ...types import Response
 
 
 def _get_kwargs(
     org_id: str,
     topic: str,
     *,
-    body: PublishJsonBody | PublishJsonPublishRequest | Unset = UNSET,
+    body: PublishJsonBody | PublishJsonPublishRequest,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -117,7 +117,7 @@ def sync_detailed(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: PublishJsonBody | PublishJsonPublishRequest | Unset = UNSET,
+    body: PublishJsonBody | PublishJsonPublishRequest,
 ) -> Response[ErrorOut | PublishAccepted]:
     """Publish
 
@@ -154,7 +154,7 @@ def sync(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: PublishJsonBody | PublishJsonPublishRequest | Unset = UNSET,
+    body: PublishJsonBody | PublishJsonPublishRequest,
 ) -> ErrorOut | PublishAccepted | None:
     """Publish
 
@@ -186,7 +186,7 @@ async def asyncio_detailed(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: PublishJsonBody | PublishJsonPublishRequest | Unset = UNSET,
+    body: PublishJsonBody | PublishJsonPublishRequest,
 ) -> Response[ErrorOut | PublishAccepted]:
     """Publish
 
@@ -221,7 +221,7 @@ async def asyncio(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: PublishJsonBody | PublishJsonPublishRequest | Unset = UNSET,
+    body: PublishJsonBody | PublishJsonPublishRequest,
 ) -> ErrorOut | PublishAccepted | None:
     """Publish
 

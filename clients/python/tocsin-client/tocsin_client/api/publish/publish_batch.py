@@ -10,16 +10,14 @@ from ...models.batch_accepted import BatchAccepted
 from ...models.error_out import ErrorOut
 from ...models.publish_batch_json_body_item import PublishBatchJsonBodyItem
 from ...models.publish_batch_json_publish_request import PublishBatchJsonPublishRequest
-from ...types import UNSET, Response
+from ...types import Response
 
 
 def _get_kwargs(
     org_id: str,
     topic: str,
     *,
-    body: list[PublishBatchJsonBodyItem]
-    | list[PublishBatchJsonPublishRequest]
-    | Unset = UNSET,
+    body: list[PublishBatchJsonBodyItem] | list[PublishBatchJsonPublishRequest],
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -31,14 +29,18 @@ def _get_kwargs(
         ),
     }
 
-    if isinstance(body, list[PublishBatchJsonBodyItem]):
+    if isinstance(body, list) and all(
+        isinstance(item, PublishBatchJsonBodyItem) for item in body
+    ):
         _kwargs["json"] = []
         for body_item_data in body:
             body_item = body_item_data.to_dict()
             _kwargs["json"].append(body_item)
 
         headers["Content-Type"] = "application/cloudevents-batch+json"
-    if isinstance(body, list[PublishBatchJsonPublishRequest]):
+    if isinstance(body, list) and all(
+        isinstance(item, PublishBatchJsonPublishRequest) for item in body
+    ):
         _kwargs["json"] = []
         for body_item_data in body:
             body_item = body_item_data.to_dict()
@@ -125,9 +127,7 @@ def sync_detailed(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: list[PublishBatchJsonBodyItem]
-    | list[PublishBatchJsonPublishRequest]
-    | Unset = UNSET,
+    body: list[PublishBatchJsonBodyItem] | list[PublishBatchJsonPublishRequest],
 ) -> Response[BatchAccepted | ErrorOut]:
     """Publish Batch
 
@@ -163,9 +163,7 @@ def sync(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: list[PublishBatchJsonBodyItem]
-    | list[PublishBatchJsonPublishRequest]
-    | Unset = UNSET,
+    body: list[PublishBatchJsonBodyItem] | list[PublishBatchJsonPublishRequest],
 ) -> BatchAccepted | ErrorOut | None:
     """Publish Batch
 
@@ -196,9 +194,7 @@ async def asyncio_detailed(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: list[PublishBatchJsonBodyItem]
-    | list[PublishBatchJsonPublishRequest]
-    | Unset = UNSET,
+    body: list[PublishBatchJsonBodyItem] | list[PublishBatchJsonPublishRequest],
 ) -> Response[BatchAccepted | ErrorOut]:
     """Publish Batch
 
@@ -232,9 +228,7 @@ async def asyncio(
     topic: str,
     *,
     client: AuthenticatedClient | Client,
-    body: list[PublishBatchJsonBodyItem]
-    | list[PublishBatchJsonPublishRequest]
-    | Unset = UNSET,
+    body: list[PublishBatchJsonBodyItem] | list[PublishBatchJsonPublishRequest],
 ) -> BatchAccepted | ErrorOut | None:
     """Publish Batch
 
