@@ -1,10 +1,11 @@
-"""``tocsin run | api | worker | kafka | kafka-check | migrate | purge | bootstrap | partitions`` to run
-Tocsin, and ``tocsin publish | events | dead-letters`` for people at a terminal talking to its API
-(TOCSIN_URL, TOCSIN_TOKEN and TOCSIN_ORG, or a profile file: cli/profile.py)."""
+"""The ``tocsin`` command: its parser (:func:`build_parser`, also read by scripts/reference/ for
+docs/reference/cli.md) and its dispatch. Every text of the parser is shown to people as is (``tocsin
+--help``): plain text, no markup, no source file."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +36,47 @@ CONFIGURATION_PAGE = "docs/reference/configuration.md"
 MANAGED_KAFKA_PAGE = "docs/guides/managed-kafka.md"
 
 
+DESCRIPTION = (
+    "Tocsin, the incident-alerting event engine. Run it with tocsin run (everything on one machine) or its "
+    "processes one by one (api, worker, kafka, migrate, purge, bootstrap, partitions, kafka-check), which read "
+    "their configuration from TOCSIN_* environment variables. Talk to a running API from a terminal with tocsin "
+    "publish, events and dead-letters (they read TOCSIN_URL, TOCSIN_TOKEN and TOCSIN_ORG, or a profile of "
+    "~/.config/tocsin/profiles.toml)."
+)
+
+EPILOG = "tocsin COMMAND --help describes a command."
+
+
+def version() -> str:
+    """The installed package's version (``tocsin --version``)."""
+    try:
+        return importlib.metadata.version("tocsin")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, summary: str, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """A subcommand whose one-line ``summary`` is shown both in ``tocsin --help`` and, as a sentence,
+    at the top of ``tocsin NAME --help``."""
+    return sub.add_parser(name, help=summary, description=f"{summary[:1].upper()}{summary[1:]}.", **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``tocsin`` command's parser (also read by scripts/reference/ for docs/reference/cli.md)."""
-    parser = argparse.ArgumentParser(prog="tocsin", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="broker + migrations + api + worker")
+    parser = argparse.ArgumentParser(prog="tocsin", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = _command(
+        sub, "run", "a local broker and SMTP sink, the migrations, the API and the worker, together (Ctrl-C stops all)"
+    )
     run.add_argument(
         "--org", default="Tocsin", help="the organization bootstrapped on the first start (its owner's token printed)"
     )
-    sub.add_parser("api", help="the HTTP API (uvicorn)")
-    sub.add_parser("worker", help="the worker: its stages decide, store and deliver what was published")
-    kafka = sub.add_parser("kafka", help="a local Kafka: one broker, or a cluster with --nodes 3")
+    _command(sub, "api", "serve the HTTP API (uvicorn) on TOCSIN_API_HOST:TOCSIN_API_PORT")
+    _command(sub, "worker", "run the worker: its stages decide, store and deliver what was published")
+    kafka = _command(sub, "kafka", "a local Kafka: one broker, or a cluster with --nodes 3")
     kafka.add_argument("--nodes", type=int, default=1, help="brokers (each also a controller); 3: replicated")
     kafka.add_argument(
         "--scram-user",
@@ -53,10 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME:PASSWORD",
         help="one broker with a SASL_SSL listener (SCRAM, a self-made CA) and this user; repeatable",
     )
-    sub.add_parser("kafka-check", help="connect to the configured Kafka (TLS, SASL) and list brokers and topics")
-    sub.add_parser("migrate", help="bring the database schema up to date")
-    sub.add_parser("purge", help="delete traces, push outbox, exchange and audit rows past their retention")
-    boot = sub.add_parser("bootstrap", help="create an organization with an owner account")
+    _command(sub, "kafka-check", "connect to the configured Kafka (TLS, SASL) and list its brokers and topics")
+    _command(sub, "migrate", "bring the database schema up to date (alembic), then exit")
+    _command(sub, "purge", "delete traces, push outbox, exchange and audit rows past their retention, then exit")
+    boot = _command(sub, "bootstrap", "create an organization with an owner account")
     boot.add_argument("--org", required=True, help="the new organization's name (its owner's token is printed once)")
     boot.add_argument(
         "--if-empty",
@@ -68,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="",
         help="the owner person's e-mail (default owner@localhost); a one-time link to choose a password is printed",
     )
-    grow = sub.add_parser(
-        "partitions", help="grow a drained, stopped deployment's keyed topics and changelogs to --count partitions"
+    grow = _command(
+        sub, "partitions", "grow a drained, stopped deployment's keyed topics and changelogs to --count partitions"
     )
     grow.add_argument(
         "--count", type=int, required=True, help="the new partition count (then TOCSIN_PUBLISH_PARTITIONS)"
@@ -85,26 +116,27 @@ API_COMMANDS = ("publish", "events", "dead-letters")
 def _api_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     profile = argparse.ArgumentParser(add_help=False)
     profile.add_argument("--profile", help="the profile of the profile file (default: TOCSIN_PROFILE, else 'default')")
-    publish = sub.add_parser(
+    publish = _command(
+        sub,
         "publish",
+        "publish requests from a file or stdin: one JSON object, a JSON array or NDJSON (batched, progress shown)",
         parents=[profile],
-        help="publish requests from a file or stdin: one JSON object, a JSON array or NDJSON (batched, progress shown)",
     )
     publish.add_argument("topic", help="the workflow topic's id or key")
     publish.add_argument("file", nargs="?", default="-", help="a file of requests; - or nothing: stdin")
     publish.add_argument(
         "--batch-size", type=int, default=500, help="requests per batch publish for an array or NDJSON (default 500)"
     )
-    events = sub.add_parser("events", help="an event's trace")
-    events_sub = events.add_subparsers(dest="events_command", required=True)
-    show = events_sub.add_parser("show", parents=[profile], help="the trace of the event a publish answered")
+    events = _command(sub, "events", "an event's trace")
+    events_sub = events.add_subparsers(dest="events_command", required=True, metavar="COMMAND")
+    show = _command(events_sub, "show", "the trace of the event a publish answered", parents=[profile])
     show.add_argument("event_id", help="the server's event id (evt_…)")
     show.add_argument("--json", action="store_true", help="the trace as the API answers it")
-    letters = sub.add_parser("dead-letters", help="deliveries that exhausted their retries")
-    letters_sub = letters.add_subparsers(dest="dead_letters_command", required=True)
-    listing = letters_sub.add_parser("list", parents=[profile], help="every dead letter of the organization")
+    letters = _command(sub, "dead-letters", "deliveries that exhausted their retries")
+    letters_sub = letters.add_subparsers(dest="dead_letters_command", required=True, metavar="COMMAND")
+    listing = _command(letters_sub, "list", "every dead letter of the organization", parents=[profile])
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
-    replay = letters_sub.add_parser("replay", parents=[profile], help="deliver dead letters again now")
+    replay = _command(letters_sub, "replay", "deliver dead letters again now", parents=[profile])
     replay.add_argument("delivery_ids", nargs="+", metavar="ID", help="a dead letter's id (act_…)")
 
 

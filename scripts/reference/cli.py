@@ -15,7 +15,8 @@ INTRO = """\
 `tocsin` (installed with the project; also `python -m cli`) runs every process of a deployment and
 its maintenance steps. Each command reads the [configuration](configuration.md) from the environment
 first and stops with one line when it is refused. What the processes do, and in which order `tocsin run`
-starts them, is in [Processes](../operations/processes.md).
+starts them, is in [Processes](../operations/processes.md). `tocsin --help` lists the commands,
+`tocsin COMMAND --help` describes one, and `tocsin --version` prints the installed version.
 
 `tocsin publish`, `tocsin events show` and `tocsin dead-letters` are for people at a terminal: they talk
 to a running API found through `TOCSIN_URL`, `TOCSIN_TOKEN` and `TOCSIN_ORG` or a profile file, and read
