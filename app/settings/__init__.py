@@ -59,7 +59,8 @@ class Settings(BaseSettings):
     kafka_security: KafkaSecurity = Field(default_factory=KafkaSecurity)
 
     topic_prefix: str = Field(default="tocsin.", description="the prefix of every Kafka topic the project creates")
-    # Partitions of every keyed topic and changelog: at most this many workers share the work (README, Partitions).
+    # Partitions of every keyed topic and changelog: at most this many workers share the work
+    # (docs/operations/partitions.md).
     publish_partitions: int = Field(
         default=12,
         ge=1,
@@ -114,7 +115,8 @@ class Settings(BaseSettings):
         description="the share of publishes the API starts a trace for, decided before any span work",
     )
     # Whether a caller's traceparent is continued and its sampled flag obeyed. False: anyone can send
-    # one, so it is only linked from a trace of ours, which the ratio above decides (docs/tracing.md).
+    # one, so it is only linked from a trace of ours, which the ratio above decides
+    # (docs/operations/tracing.md, "A caller's trace").
     trace_trust_callers: bool = Field(
         default=False,
         description="continue a caller's W3C traceparent and obey its sampled flag (callers inside your own "
@@ -316,7 +318,7 @@ class Settings(BaseSettings):
             "TOCSIN_PUBLIC_URL is not set: set it to this installation's address as its callers reach it "
             "(https://tocsin.example.com). The default audience of federated credentials comes from it, so "
             "that no two installations accept each other's tokens (`tocsin run` sets it to its loopback "
-            "address; docs/federation.md)"
+            "address; docs/concepts/federation.md)"
         )
 
     @field_validator("log_format", "log_level", mode="before")
