@@ -166,7 +166,8 @@ class BodyLimitMiddleware:
         await self.app(scope, limited, send)
 
 
-# The token-exchange endpoint answers every error in RFC 6749 §5.2's shape (API.md), this one too.
+# The token-exchange endpoint answers every error in RFC 6749 §5.2's shape (docs/api.md, "Token
+# exchange errors"), this one too.
 _TOKEN_ENDPOINT = re.compile(r"/workload-identity/[^/]+/token/?$")
 _BATCH_ENDPOINT = re.compile(r"/workflow_topics/[^/]+/publish:batch$")
 # PagerDuty's Events v2: the route answers every refusal, an oversized body too, in Events v2's terms

@@ -40,7 +40,7 @@ _TAGS = frozenset(ActionType)  # the discriminator values of tagged unions (work
 
 
 class ErrorOut(BaseModel):
-    """The API's error body (API.md, "Errors")."""
+    """The API's error body: every refusal's ``code``, ``message`` and ``details`` (docs/reference/errors.md)."""
 
     code: str
     message: str

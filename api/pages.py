@@ -1,5 +1,5 @@
 """Lists: one set of parameters (``?limit=``, ``?cursor=``) and one envelope
-(``{"items": [...], "next_cursor": ...}``) for every list route (API.md, "Conventions").
+(``{"items": [...], "next_cursor": ...}``) for every list route (docs/api.md, "Lists").
 
 Pages are keyset pages: a list is ordered by a unique key (an id, or a timestamp and an id),
 ``next_cursor`` is the key of a page's last item when more follow, and the next page starts

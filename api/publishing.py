@@ -149,7 +149,7 @@ def publish_records(
         if idempotency_key is None:
             records.append(Record(publish_topic, key.encode(), encoder.encode(event_id, payload), accepted_ms, trace))
             continue
-        # Through the idempotency stage first, keyed by the key whatever the partition (DESIGN.md),
+        # Through the idempotency stage first, keyed by the key whatever the partition (docs/operations/partitions.md),
         # per publish status: an exercise never suppresses a real event (nor the other way round).
         idem_key = idempotency_stage_key(org_id, ref.id, status, idempotency_key)
         value = encoder.encode(event_id, payload, state_key=key)
@@ -203,7 +203,7 @@ async def produce(state: ApiState, record: Record) -> None:
     (api/publisher.py); :class:`Unavailable` (503) when it will never be, within
     TOCSIN_PRODUCE_TIMEOUT_SECONDS unless its commit was already asked for (then the commit's
     outcome decides). Without: send and wait for the broker's acknowledgement, or 503 within the
-    timeout (the record may still be written later and decided: README, Publish guarantee)."""
+    timeout (the record may still be written later and decided: docs/concepts/publish-guarantee.md)."""
     if state.publisher is not None:
         await state.publisher.publish_batch((record,))
         return

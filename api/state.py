@@ -168,7 +168,7 @@ class ApiState:
 
 
 def register_caches(state: ApiState) -> None:
-    """Every cache of the replica is bounded and exposed as ``tocsin_cache_*`` (README "Memory")."""
+    """Every cache of the replica is bounded and exposed as ``tocsin_cache_*`` (docs/operations/memory.md)."""
     register_cache("api_principals", state.principals)
     register_cache("api_topics", state.topics)
     register_cache("api_publish_rate_limit", state.publish_limits)

@@ -31,7 +31,8 @@ def segment(value: str) -> str:
 
 
 def refusal(response: httpx.Response) -> str:
-    """``STATUS CODE: message`` and the failing fields of an error answer (API.md's error body)."""
+    """``STATUS CODE: message`` and the failing fields of an error answer (the API's error body:
+    docs/reference/errors.md)."""
     try:
         body: Any = response.json()
     except ValueError:

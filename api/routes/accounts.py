@@ -314,7 +314,7 @@ short = APIRouter(tags=["service accounts"])
 async def delete_token_short_path(
     account_id: str, token_id: str, request: Request, session: SessionDep, state: StateDep
 ) -> None:
-    """The spec's short path: the organization is the account's own."""
+    """The short path of the token's delete: the organization is the account's own."""
     principal = await authenticate(state, request.headers.get("authorization"))
     account = await session.get(Account, account_id)
     if account is None or account.kind != "service_account":

@@ -217,8 +217,8 @@ async def update_topic(
     """Change a topic. A new ``control_policy_profile`` replaces the old one whole; open episodes
     keep their state and follow the new thresholds from their next event, except that a change of
     policy type ends them: their open incidents are resolved here (reason ``policy_changed``), and
-    the worker releases each episode before deciding its key's next record (README, "Event
-    control"). A change of ``fields`` that would disable the caller's own workflows is refused
+    the worker releases each episode before deciding its key's next record
+    (docs/concepts/event-control.md). A change of ``fields`` that would disable the caller's own workflows is refused
     (``409``); receivers' workflows it breaks are set INACTIVE, each told in its own audit log."""
     row, principal = access.topic, access.principal
     # the fields sent, each whole (a nested object's defaults included, as a create stores them)

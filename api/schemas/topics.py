@@ -18,8 +18,8 @@ class FieldValue(In):
 
 
 class FieldValueIn(FieldValue):
-    """A ``values`` entry as a create or update sends it: only the spec's operators, each for a
-    type the spec's table allows it on (type ``any`` takes every operator)."""
+    """A ``values`` entry as a create or update sends it: only the field operators, each for a type
+    that allows it (type ``any`` takes every operator; docs/api.md, "Topic field operators")."""
 
     @model_validator(mode="after")
     def _spec_operators(self) -> FieldValueIn:
@@ -59,7 +59,7 @@ class MetricRuleIn(In):
 
 
 class ControlPolicyProfile(In):
-    """The spec's event-control policy; bounds are ours (README, "Event control")."""
+    """A topic's event-control policy: BYPASS, METRIC or SET, and its bounds (docs/concepts/event-control.md)."""
 
     type: Literal["BYPASS", "METRIC", "SET"] = "BYPASS"
     status: Literal["ACTIVE", "INACTIVE"] = "ACTIVE"
@@ -114,7 +114,7 @@ class TopicIn(In):
 
 
 class ControlPolicyOut(Out):
-    """A stored event-control policy (checked by :class:`ControlPolicyProfile` when it was saved)."""
+    """A stored event-control policy (checked as a ControlPolicyProfile when it was saved)."""
 
     type: Literal["BYPASS", "METRIC", "SET"]
     status: Literal["ACTIVE", "INACTIVE"]

@@ -1,6 +1,6 @@
 """The bounded LRU of every in-process cache: an LRU (``cachetools``) that counts its evictions, so
-every cache has a size bound and a metric (app/observability/metrics.py ``register_cache``; docs:
-operations/memory.md)."""
+every cache has a size bound and a metric (app/observability/metrics.py ``register_cache``;
+docs/operations/memory.md)."""
 
 from __future__ import annotations
 

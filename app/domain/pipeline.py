@@ -1,12 +1,13 @@
 """The per-event pipeline: one pure function of (record, stored state, topic configuration, time)
 that gives the state to store, what to send and the event's trace.
 
-``process`` runs, for one publish record or one auto-resolve tick, the stages in the order of
-DESIGN.md: event-control policy (BYPASS, METRIC, SET; app/domain/events/control.py) → workflow mode
-match → sharing → sites → filter → actions (app/domain/workflows/workflow_stage.py). Time is the
-record's own: ``accepted_ms``, the event time the ingress stamped (a tick carries the timer's
-``now``), so a replay gives the same decisions. The control agent (streams/control.py) only
-decodes, reads the stored state, calls ``process``, sends its outputs and writes its state.
+``process`` runs, for one publish record or one auto-resolve tick, the stages in this order
+(docs/architecture.md, "The per-event path"): event-control policy (BYPASS, METRIC, SET;
+app/domain/events/control.py) → workflow mode match → sharing → sites → filter → actions
+(app/domain/workflows/workflow_stage.py). Time is the record's own: ``accepted_ms``, the event time
+the ingress stamped (a tick carries the timer's ``now``), so a replay gives the same decisions. The
+control stage (streams/control_batch.py) only decodes, reads the stored state, calls ``process``, sends its
+outputs and writes its state.
 
 A record may give more than one decided record: the release that comes before an event (its
 episode's policy type changed, or its auto-release was due before its tick came) has a record

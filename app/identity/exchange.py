@@ -36,7 +36,7 @@ MAX_LIFETIME_SECONDS = 24 * 3600
 
 
 class ExchangeFailure(TocsinError):
-    """An exchange refused with the spec's status and error; ``check`` is for admins only."""
+    """An exchange refused with an RFC 6749 §5.2 status and error; ``check`` is for admins only."""
 
     def __init__(self, status: int, error: str, description: str, check: str, authenticated: bool = True) -> None:
         super().__init__(description)

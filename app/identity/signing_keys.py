@@ -13,7 +13,7 @@ which fails for every process but the first; all then read the file that won.
 
 Tokens are verified against the current key and ``TOCSIN_TOKEN_PREVIOUS_KEYS`` (comma-separated)
 or ``TOCSIN_TOKEN_PREVIOUS_KEYS_FILE`` (one per line), so a rotation does not cut off tokens
-already issued (README, "Rotating the signing key"). A key known to be public, or shorter than
+already issued (docs/guides/rotating-keys.md). A key known to be public, or shorter than
 :data:`MIN_KEY_CHARS`, is refused wherever it comes from.
 """
 

@@ -147,7 +147,7 @@ def mismatch_message(settings: Settings, counts: dict[str, int]) -> str | None:
         )
     return (
         f"TOCSIN_PUBLISH_PARTITIONS is {wanted} but existing keyed topics differ ({listed}); "
-        f"keyed topics and changelogs must share one partition count (README, Partitions). {advice}"
+        f"keyed topics and changelogs must share one partition count (docs/operations/partitions.md). {advice}"
     )
 
 

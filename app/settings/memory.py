@@ -1,4 +1,4 @@
-"""The memory bounds of the worker and the API (docs: operations/memory.md), as one group.
+"""The memory bounds of the worker and the API (docs/operations/memory.md), as one group.
 
 Every in-process cache keeps at most this many entries (least recently used out first; ``tocsin_cache_*``
 metrics; app/caches/). States stay in RocksDB and the changelog: an evicted state is read again, an

@@ -5,7 +5,7 @@ the control decision, and its APNs and FCM HTTP v1 payloads. Pure: no I/O.
 → ``{"headers", "payload"}`` for ``POST /3/device/<token>``; ``fcm_payload(c, now_s)`` → the
 FCM HTTP v1 ``message`` object without its ``token``; ``expired`` / ``remaining_ttl`` decide
 whether a push still goes out and with which provider TTL; ``NotificationObject`` validates the
-spec's notification object. Where the spec and API.md say nothing, the choices are:
+publish's notification object. Where that object leaves it open, the choices are:
 
 - content: the publish's ``notification`` object field by field; a missing or empty title
   falls back to ``event.name``, then to the topic's name; a missing or empty body to

@@ -3,8 +3,8 @@
 ``decide(policy, state, event)`` → ``Outcome(state, decision, detail)``; ``tick(policy,
 state, now_ms)`` applies the passage of time (auto-resolve). Both are driven by event time
 (the record timestamp set when the publish was accepted), so a replay gives the same
-decisions. Where the spec says "not shown" the choices are written next to the code and in
-the README's policy section:
+decisions. Where the METRIC table leaves a case open ("not shown") the choices are written next
+to the code and in docs/concepts/event-control.md:
 
 - a value back at or above T while an episode is open resets the stable counter to 0;
 - several rules: the event is "above" when any rule with its metric present is at or above
@@ -116,7 +116,7 @@ class ControlState:
 
 
 class SourceAction(StrEnum):
-    """What the publisher asks (``event_control.action``, API.md "Resolve and acknowledge from the
+    """What the publisher asks (``event_control.action``, docs/api.md, "Resolve and acknowledge from the
     source"): go through the policy, end the open episode, or acknowledge it."""
 
     TRIGGER = "trigger"

@@ -1,5 +1,5 @@
-"""The spec's notification object (a publish's ``notification``), validated strictly: JSON
-types as the spec gives them, no unknown keys except inside ``data``. Used by the publish body
+"""The notification object (a publish's ``notification``), validated strictly: strict JSON types,
+no unknown keys except inside ``data``. Used by the publish body
 (app/domain/events/publish.py) and read by the push mapping (app/domain/delivery/push.py)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Alert(_Finite):
 
 
 class NotificationObject(_Finite):
-    """The spec's notification object (the publish's ``notification``): strict JSON types, no
+    """The notification object (the publish's ``notification``): strict JSON types, no
     unknown keys except inside ``data`` (any object); ``null`` is the same as absent."""
 
     lang: str = Field(default=DEFAULT_LANG, min_length=1, max_length=MAX_LANG_CHARS)

@@ -39,7 +39,7 @@ class Attributes(FrozenStrictModel):
     target_organization_ids: list[Item] | None = Field(default=None, max_length=MAX_ARRAY_ITEMS)
 
 
-# What a publish asks of its partition key's episode (API.md, "Resolve and acknowledge from the
+# What a publish asks of its partition key's episode (docs/api.md, "Resolve and acknowledge from the
 # source"): ``trigger`` (absent: the default) goes through the topic's policy; ``resolve`` ends the open
 # episode, or on BYPASS topics the open incident of the publisher's key; ``acknowledge`` sets it ACKNOWLEDGED.
 SourceAction = Literal["trigger", "acknowledge", "resolve"]
@@ -79,7 +79,7 @@ class PublishRequest(FrozenStrictModel):
 
 
 def state_key(org_id: str, topic_id: str, status: str, partition: str) -> str:
-    """Kafka key of a publish: the control state it belongs to (DESIGN.md)."""
+    """Kafka key of a publish: the control state it belongs to (docs/operations/partitions.md)."""
     return f"{org_id}/{topic_id}/{status}/{partition}"
 
 

@@ -11,7 +11,7 @@ ACTIONS = ("list", "get", "update", "delete", "create", "publish", "fullaccess")
 PERMISSION_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*:(?:list|get|update|delete|create|publish|fullaccess)\Z")
 _WILDCARD_PERMISSION_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*:\*\Z")
 
-# Every permission prefix of API.md's table.
+# Every permission prefix (resource) a permission may name: docs/concepts/access-control.md.
 RESOURCE_PREFIXES = (
     "organization.service_account",
     "organization.service_account.access_token",

@@ -1,6 +1,6 @@
 """Topic sharing: which other organizations may receive a topic's events (and so see the topic
-and subscribe workflows to it), by its ``access_scope`` and sharing flags (spec "Workflow
-topic", API.md). Pure.
+and subscribe workflows to it), by its ``access_scope`` and sharing flags (docs/api.md, "Shared
+topics"). Pure.
 
 - ``private``: only the owner.
 - ``public``: every organization.

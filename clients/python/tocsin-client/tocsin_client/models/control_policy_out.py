@@ -17,7 +17,7 @@ T = TypeVar("T", bound="ControlPolicyOut")
 
 @_attrs_define
 class ControlPolicyOut:
-    """A stored event-control policy (checked by :class:`ControlPolicyProfile` when it was saved).
+    """A stored event-control policy (checked as a ControlPolicyProfile when it was saved).
 
     Attributes:
         auto_resolve_duration (float):

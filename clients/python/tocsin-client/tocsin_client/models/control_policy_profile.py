@@ -18,7 +18,7 @@ T = TypeVar("T", bound="ControlPolicyProfile")
 
 @_attrs_define
 class ControlPolicyProfile:
-    """The spec's event-control policy; bounds are ours (README, "Event control").
+    """A topic's event-control policy: BYPASS, METRIC or SET, and its bounds (docs/concepts/event-control.md).
 
     Attributes:
         auto_resolve_duration (float | Unset):  Default: 0.0.

@@ -15,7 +15,7 @@ T = TypeVar("T", bound="ErrorOut")
 
 @_attrs_define
 class ErrorOut:
-    """The API's error body (API.md, "Errors").
+    """The API's error body: every refusal's ``code``, ``message`` and ``details`` (docs/reference/errors.md).
 
     Attributes:
         code (str):

@@ -13,8 +13,8 @@ T = TypeVar("T", bound="FieldValueIn")
 
 @_attrs_define
 class FieldValueIn:
-    """A ``values`` entry as a create or update sends it: only the spec's operators, each for a
-    type the spec's table allows it on (type ``any`` takes every operator).
+    """A ``values`` entry as a create or update sends it: only the field operators, each for a type
+    that allows it (type ``any`` takes every operator; docs/api.md, "Topic field operators").
 
         Attributes:
             type_ (FieldValueInType):

@@ -17,7 +17,7 @@ T = TypeVar("T", bound="NotificationObject")
 
 @_attrs_define
 class NotificationObject:
-    """The spec's notification object (the publish's ``notification``): strict JSON types, no
+    """The notification object (the publish's ``notification``): strict JSON types, no
     unknown keys except inside ``data`` (any object); ``null`` is the same as absent.
 
         Attributes:

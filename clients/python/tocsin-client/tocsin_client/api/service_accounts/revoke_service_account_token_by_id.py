@@ -83,7 +83,7 @@ def sync_detailed(
 ) -> Response[Any | ErrorOut]:
     """Delete Token Short Path
 
-     The spec's short path: the organization is the account's own.
+     The short path of the token's delete: the organization is the account's own.
 
     Args:
         account_id (str):
@@ -117,7 +117,7 @@ def sync(
 ) -> Any | ErrorOut | None:
     """Delete Token Short Path
 
-     The spec's short path: the organization is the account's own.
+     The short path of the token's delete: the organization is the account's own.
 
     Args:
         account_id (str):
@@ -146,7 +146,7 @@ async def asyncio_detailed(
 ) -> Response[Any | ErrorOut]:
     """Delete Token Short Path
 
-     The spec's short path: the organization is the account's own.
+     The short path of the token's delete: the organization is the account's own.
 
     Args:
         account_id (str):
@@ -178,7 +178,7 @@ async def asyncio(
 ) -> Any | ErrorOut | None:
     """Delete Token Short Path
 
-     The spec's short path: the organization is the account's own.
+     The short path of the token's delete: the organization is the account's own.
 
     Args:
         account_id (str):
