@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from app import gc_tuning
 from app.domain.delivery import kinds as delivery_kinds
 from app.kafka.app import app, settings
 from app.kafka.config_changes import follow_changes
@@ -91,6 +92,7 @@ def run_worker() -> None:
     )  # the changelogs are named after this worker's group
     # Faust leaves logging as ``tocsin worker`` set it up (app/observability/logs.py: one format for
     # its lines and ours) instead of installing its own handler and format.
+    gc_tuning.tune()  # every module is imported by now (app/gc_tuning.py)
     worker = Worker(app, loglevel=settings.log_level, quiet=True, override_logging=False)
     worker.spinner = None  # with a spinner (log level ≥ WARN) Faust sets the root logger to DEBUG
     worker.execute_from_commandline()

@@ -167,6 +167,7 @@ if __name__ == "__main__":
 
     from faust.worker import Worker
 
+    from app import gc_tuning
     from app.kafka.app import settings
     from app.kafka.topics import ensure_topics
     from app.observability.logs import configure
@@ -176,6 +177,7 @@ if __name__ == "__main__":
     os.makedirs(app.conf.datadir, exist_ok=True)
     asyncio.run(ensure_topics(settings, check_access))
     if mode == "control":  # the control stage on whole fetches (tables/batch_stage.py): no Faust worker
+        gc_tuning.tune()  # as `tocsin worker` does (streams/worker.py)
         asyncio.run(control_batch.run_control_stage(settings))
     if mode in ("getmany", "getmany_json"):
         asyncio.run(floor(settings, decode_each=mode == "getmany_json"))
