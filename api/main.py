@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api import errors, openapi_doc
+from api import docs_pages, errors, openapi_doc
 from api.body import BodyLimitMiddleware, bound_json_bodies
 from api.console import pages as console_pages
 from api.console import signin_pages as console_signin
@@ -140,12 +140,18 @@ def create_app(settings: Settings | None = None, signing_keys: SigningKeys | Non
             await engine.dispose()
 
     app = TocsinAPI(  # publish fast path outermost
-        title="Tocsin", version="0.1.0", lifespan=lifespan, generate_unique_id_function=openapi_doc.operation_id
+        title="Tocsin",
+        version="0.1.0",
+        lifespan=lifespan,
+        generate_unique_id_function=openapi_doc.operation_id,
+        docs_url=None,  # FastAPI's pages load Swagger UI and ReDoc from a CDN: api/docs_pages.py serves its own
+        redoc_url=None,
     )
     app.log_requests = settings.access_log
     app.trusted_proxies = settings.trusted_proxies
     errors.install(app)
     openapi_doc.install(app)  # operationIds above, the bearer scheme here
+    docs_pages.install(app)  # /docs and /redoc with their files served here, under a Content-Security-Policy
     routers = (
         health.router,
         organization.router,

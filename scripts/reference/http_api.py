@@ -17,8 +17,10 @@ INTRO = """\
 
 Every operation the API serves, from its OpenAPI document. The whole document is
 [openapi.json](openapi.json) (a running API also serves it at `GET /openapi.json`, with Swagger UI at
-`/docs`). Shapes and rules the project decided beyond the interface are in [API decisions](../api.md);
-the error codes in [Errors](errors.md). Every `/v1` operation takes `Authorization: Bearer <token>` and
+`/docs` and ReDoc at `/redoc`:
+[the API's documentation pages](../api.md#the-apis-documentation-pages-docs-and-redoc)). Shapes and
+rules the project decided beyond the interface are in [API decisions](../api.md); the error codes in
+[Errors](errors.md). Every `/v1` operation takes `Authorization: Bearer <token>` and
 checks the permission named here on the resource's name ([Access control](../concepts/access-control.md)).
 """
 
