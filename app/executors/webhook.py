@@ -13,6 +13,7 @@ from app.domain.delivery.webhooks import webhook_headers
 from app.net.client import HttpClient
 from app.net.errors import FetchRefused
 from app.net.transport import Transport
+from app.observability.metrics import register_cache
 from app.settings.delivery import WebhookConfig
 
 
@@ -30,6 +31,8 @@ class WebhookExecutor:
             max_connections_per_host=config.max_connections,  # connections opened and kept alive per receiver
             proxy=config.proxy,
         )
+        if isinstance(self._fetcher, HttpClient):
+            register_cache("webhook_targets", self._fetcher.targets)
 
     async def send(self, item: dict[str, Any], secret: str | None) -> Attempt:
         content = item["content"]

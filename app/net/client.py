@@ -23,11 +23,13 @@ from typing import Any, Self
 import aiohttp
 from aiohttp.connector import NEEDS_CLEANUP_CLOSED
 
+from app.caches.lru import CountingLRU
 from app.net.errors import FetchRefused, TargetRefused
 from app.net.ssrf import CheckedResolver, Resolver, never_allowed, parse_ip_literal, system_resolver
 from app.net.target import Target, target
 from app.net.transport import PostResult, json_object
 
+TARGETS_KEPT = 4096  # checked URLs remembered per client
 _GET_HEADERS = {"Accept": "application/json", "Accept-Encoding": "identity", "User-Agent": "tocsin-fetch/1"}
 _POST_HEADERS = {"Accept": "*/*", "Accept-Encoding": "identity", "User-Agent": "tocsin-webhooks"}
 
@@ -83,6 +85,8 @@ class HttpClient:
             timeout=connect_timeout,
         )
         self._session: aiohttp.ClientSession | None = None
+        # URLs that passed :meth:`_checked` (parsing and checking one cost a third of a webhook POST)
+        self.targets: CountingLRU[tuple[str, bool], Target] = CountingLRU(TARGETS_KEPT)
 
     async def __aenter__(self) -> Self:
         return self
@@ -127,10 +131,16 @@ class HttpClient:
         return self._session
 
     async def _checked(self, url: str, *, allow_http: bool) -> Target:
-        """The validated target; an IP literal is checked here, before anything connects."""
+        """The validated target; an IP literal is checked here, before anything connects. Both
+        depend on the URL and this client's settings only: a URL that passed is remembered (a
+        name's addresses are still looked up and checked at every new connection)."""
+        known = self.targets.get((url, allow_http))
+        if known is not None:
+            return known
         checked = target(url, allow_http=allow_http, loopback_ports=self._loopback_ports)
         if parse_ip_literal(checked.host) is not None:
             await self.resolver.checked_addresses(checked.host, checked.port, None)
+        self.targets[(url, allow_http)] = checked
         return checked
 
     async def post(self, url: str, body: bytes, headers: dict[str, str]) -> PostResult:

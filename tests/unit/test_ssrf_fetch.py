@@ -332,3 +332,27 @@ def test_embedded_ipv4_is_judged_for_transition_forms() -> None:
     assert "IPv4-mapped 10.0.0.1" in (forbidden_reason(ipaddress.ip_address("::ffff:10.0.0.1")) or "")
     assert "NAT64 192.168.0.1" in (forbidden_reason(ipaddress.ip_address("64:ff9b::c0a8:1")) or "")
     assert "6to4 127.0.0.1" in (forbidden_reason(ipaddress.ip_address("2002:7f00:1::")) or "")
+
+
+async def test_a_refused_url_is_refused_every_time_and_never_remembered(spy: ConnectSpy) -> None:
+    async with HttpClient(resolver=MapResolver({})) as fetcher:
+        for _ in range(3):
+            with pytest.raises(FetchRefused) as refused:
+                await fetcher.post("https://127.0.0.1/hook", b"{}", {})
+            assert "address refused" in refused.value.reason
+        assert len(fetcher.targets) == 0
+    assert spy.calls == []
+
+
+async def test_a_remembered_url_still_has_its_name_looked_up_and_checked_at_each_connection(spy: ConnectSpy) -> None:
+    resolver = MapResolver({"hooks.example.com": [[PUBLIC_V4], ["10.0.0.1"]]})
+    async with HttpClient(resolver=resolver) as fetcher:
+        with pytest.raises(FetchRefused) as first:
+            await fetcher.post("https://hooks.example.com/in", b"{}", {})
+        assert first.value.reason.startswith("connection failed")
+        assert list(fetcher.targets) == [("https://hooks.example.com/in", False)]  # parsed and checked once
+        with pytest.raises(FetchRefused) as second:  # the URL is remembered, the name's new answer is not
+            await fetcher.post("https://hooks.example.com/in", b"{}", {})
+    assert "private address refused" in second.value.reason
+    assert resolver.asked == ["hooks.example.com", "hooks.example.com"]
+    assert spy.calls == [(PUBLIC_V4, 443)]
