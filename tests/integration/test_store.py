@@ -17,7 +17,7 @@ from app.domain.delivery.delivery_verdicts import Attempt, DeliveryOutcome, Verd
 from app.domain.iam.tokens import token_hash
 from app.store import accounts, deliveries, results
 from app.store.db import create_engine, migrate_async, sessionmaker
-from app.store.models import AccessToken, Delivery
+from app.store.models import AccessToken, Delivery, EventTraceStep
 from tests.support.postgres_local import LocalPostgres
 
 
@@ -156,3 +156,62 @@ async def test_two_workers_storing_one_delivery_at_once_both_succeed(engine: Asy
     async with make() as session:
         rows = (await session.scalars(select(Delivery).where(Delivery.id == "eff_race"))).all()
     assert [(r.status, r.attempts) for r in rows] == [("DELIVERED", 1)]
+
+
+def _delivery(attempt: int, replay: int, outcome: DeliveryOutcome, code: int | None) -> deliveries.DeliveryResult:
+    item = {
+        "effect_id": "eff_seq",
+        "organization_id": "org_seq",
+        "event_id": "evt_seq",
+        "workflow_id": "wfl_seq",
+        "action_index": 0,
+        "mode": "ACTUAL",
+        "decision": "NOTIFY",
+        "attempt": attempt,
+        "replay": replay,
+        "accepted_ms": 1,
+        "content": {"url": "https://example.com/hook"},
+    }
+    return deliveries.DeliveryResult(item, Attempt(status_code=code, permanent=False), outcome)
+
+
+RETRY = DeliveryOutcome(Verdict.RETRY, "5xx", delay_s=30.0)
+DEAD = DeliveryOutcome(Verdict.DEAD, "retries exhausted")
+DELIVERED = DeliveryOutcome(Verdict.DELIVERED, "2xx")
+
+
+async def _row_and_steps(engine: AsyncEngine) -> tuple[tuple[object, ...], list[str]]:
+    async with sessionmaker(engine)() as session:
+        row = (await session.scalars(select(Delivery).where(Delivery.id == "eff_seq"))).one()
+        steps = (
+            await session.scalars(select(EventTraceStep.step).where(EventTraceStep.event_id == "evt_seq"))
+        ).all()
+    return (row.status, row.attempts, row.replays, row.last_status_code, row.kind, bool(row.item)), sorted(steps)
+
+
+async def test_a_delivery_row_only_moves_forward_and_keeps_its_item_for_a_replay(engine: AsyncEngine) -> None:
+    """Attempts stored in one batch apply in order; one stored after a later one changes neither the
+    row nor the trace; the item kept when the delivery died stays through a replay that delivers."""
+    make = sessionmaker(engine)
+    async with make.begin() as session:  # attempt 1 (retry) and 2 in one batch
+        await deliveries.store_delivery_results(
+            session, "WEBHOOK", [_delivery(1, 0, RETRY, 503), _delivery(2, 0, RETRY, 502)]
+        )
+    assert await _row_and_steps(engine) == (
+        ("RETRYING", 2, 0, 502, "WEBHOOK", False),
+        ["delivery:eff_seq:0:1", "delivery:eff_seq:0:2"],
+    )
+    async with make.begin() as session:  # attempt 1 again, stored late (another worker's copy)
+        await deliveries.store_delivery_results(session, "WEBHOOK", [_delivery(1, 0, DELIVERED, 200)])
+    assert (await _row_and_steps(engine))[0] == ("RETRYING", 2, 0, 502, "WEBHOOK", False)
+    async with make.begin() as session:  # attempt 3 dies; in the same batch a late attempt 2 changes nothing
+        await deliveries.store_delivery_results(
+            session, "WEBHOOK", [_delivery(3, 0, DEAD, 500), _delivery(2, 0, DELIVERED, 200)]
+        )
+    assert (await _row_and_steps(engine))[0] == ("DEAD", 3, 0, 500, "WEBHOOK", True)
+    async with make.begin() as session:  # the replay delivers: the item stays for another replay
+        await deliveries.store_delivery_results(session, "WEBHOOK", [_delivery(1, 1, DELIVERED, 204)])
+    assert await _row_and_steps(engine) == (
+        ("DELIVERED", 1, 1, 204, "WEBHOOK", True),
+        ["delivery:eff_seq:0:1", "delivery:eff_seq:0:2", "delivery:eff_seq:0:3", "delivery:eff_seq:1:1"],
+    )
