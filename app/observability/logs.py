@@ -250,12 +250,13 @@ def write_many(name: str, event: str, rows: Iterable[Mapping[str, Any]]) -> None
         for row in rows:
             named.info(event, extra=dict(row))
         return
-    lines = []
-    for row in rows:
-        event_dict: Any = {"logger": name, "event": event, **row}
-        for processor in chain:
-            event_dict = processor(None, "info", event_dict)
-        lines.append(event_dict)
+    # What every line shares (the task's context, its trace, the time, the level) is made once; each
+    # row is then only rendered, its own fields winning over the shared ones as they would in the chain.
+    shared: Any = {"logger": name, "event": event}
+    for processor in chain[:-1]:
+        shared = processor(None, "info", shared)
+    render = chain[-1]
+    lines = [render(None, "info", {**shared, **row}) for row in rows]
     if lines:
         out: TextIO = _configured["stream"]
         handler: logging.Handler = _configured["handler"]
