@@ -132,6 +132,13 @@ def _api_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     show = _command(events_sub, "show", "the trace of the event a publish answered", parents=[profile])
     show.add_argument("event_id", help="the server's event id (evt_…)")
     show.add_argument("--json", action="store_true", help="the trace as the API answers it")
+    show.add_argument(
+        "--wait",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="keep asking this long while the event has no trace yet (the worker decides it after the publish)",
+    )
     letters = _command(sub, "dead-letters", "deliveries that exhausted their retries")
     letters_sub = letters.add_subparsers(dest="dead_letters_command", required=True, metavar="COMMAND")
     listing = _command(letters_sub, "list", "every dead letter of the organization", parents=[profile])
@@ -149,7 +156,7 @@ def _dispatch_api_command(args: argparse.Namespace) -> None:
         if args.command == "publish":
             cmd_publish(target, args.topic, args.file, batch_size=args.batch_size)
         elif args.command == "events":
-            cmd_events_show(target, args.event_id, as_json=args.json)
+            cmd_events_show(target, args.event_id, as_json=args.json, wait=args.wait)
         elif args.dead_letters_command == "list":
             cmd_dead_letters_list(target, as_json=args.json)
         else:
