@@ -141,8 +141,9 @@ def script(run: list[Block]) -> str:
     parts = [PRELUDE]
     for block in run:
         announce = f"{MARK}{block.where}"
-        parts.append(f"echo '{announce}'\necho '{announce}' >> \"$TOCSIN_DOCS_STATUSES\"\n{block.text}")
-    parts.append(f"echo '{MARK}end'\n")
+        # on a line of its own in the output, after an answer without a final newline
+        parts.append(f"printf '\\n%s\\n' '{announce}'\necho '{announce}' >> \"$TOCSIN_DOCS_STATUSES\"\n{block.text}")
+    parts.append(f"printf '\\n%s\\n' '{MARK}end'\n")
     return "\n".join(parts)
 
 
