@@ -190,9 +190,11 @@ class Settings(BaseSettings):
             "(a restart repeats at most this much, deduplicated by effect id)"
         ),
     )
-    # How long the broker holds a stage's fetch when no record is waiting (records that arrive end it).
+    # How long the broker holds a stage's fetch when no record is waiting (records that arrive end it,
+    # so a longer wait adds no latency). Kafka's own default: at 100 ms the fetches of an idle worker's
+    # stages took 11 % of a core, at 500 ms 8 % (most of the rest is their loops' wake-ups).
     worker_fetch_wait_ms: int = Field(
-        default=100,
+        default=500,
         ge=10,
         le=5000,
         description="how long the broker holds a stage's fetch while no record is waiting (a record ends the wait)",
