@@ -256,7 +256,7 @@ def write_many(name: str, event: str, rows: Iterable[Mapping[str, Any]]) -> None
     for processor in chain[:-1]:
         shared = processor(None, "info", shared)
     render = chain[-1]
-    lines = [render(None, "info", {**shared, **row}) for row in rows]
+    lines = [cast(str, render(None, "info", {**shared, **row})) for row in rows]  # the renderer gives a str
     if lines:
         out: TextIO = _configured["stream"]
         handler: logging.Handler = _configured["handler"]

@@ -183,9 +183,7 @@ DELIVERED = DeliveryOutcome(Verdict.DELIVERED, "2xx")
 async def _row_and_steps(engine: AsyncEngine) -> tuple[tuple[object, ...], list[str]]:
     async with sessionmaker(engine)() as session:
         row = (await session.scalars(select(Delivery).where(Delivery.id == "eff_seq"))).one()
-        steps = (
-            await session.scalars(select(EventTraceStep.step).where(EventTraceStep.event_id == "evt_seq"))
-        ).all()
+        steps = (await session.scalars(select(EventTraceStep.step).where(EventTraceStep.event_id == "evt_seq"))).all()
     return (row.status, row.attempts, row.replays, row.last_status_code, row.kind, bool(row.item)), sorted(steps)
 
 
