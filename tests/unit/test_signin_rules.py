@@ -6,9 +6,17 @@ from __future__ import annotations
 import pyotp
 import pytest
 
+from api.signin_flow import MAIL_RULE
 from app.domain.iam.auth_policy import AuthenticationPolicy
 from app.domain.iam.signin_policy import after_first_factor, session_satisfies
-from app.domain.iam.signin_throttle import Backoff, BackoffRule, SignInThrottle
+from app.domain.iam.signin_throttle import (
+    ACCOUNT_RULE,
+    ADDRESS_RULE,
+    DEVICE_RULE,
+    Backoff,
+    BackoffRule,
+    SignInThrottle,
+)
 from app.domain.iam.webauthn_counter import sign_count_accepted
 from app.identity import passwords, totp
 
@@ -63,14 +71,13 @@ class Clock:
 def test_backoff_doubles_is_capped_and_forgets() -> None:
     clock = Clock()
     backoff = Backoff(BackoffRule(free=2, base=5, cap=30, forget_after=100), clock)
-    for _ in range(2):
-        backoff.failed("k")
-        assert backoff.wait("k") == 0
+    backoff.failed("k")
+    assert backoff.wait("k") == 0
     waits = []
     for _ in range(5):
         backoff.failed("k")
         waits.append(backoff.wait("k"))
-    assert waits == [5, 10, 20, 30, 30]
+    assert waits == [5, 10, 20, 30, 30]  # from the second (the free-th) failure on
     clock.now += 30
     assert backoff.wait("k") == 0
     clock.now += 101
@@ -78,12 +85,41 @@ def test_backoff_doubles_is_capped_and_forgets() -> None:
     assert backoff.wait("k") == 0
 
 
+@pytest.mark.parametrize(
+    ("rule", "documented"),
+    [(ADDRESS_RULE, 20), (ACCOUNT_RULE, 5), (DEVICE_RULE, 5), (MAIL_RULE, 3)],
+    ids=["address", "account", "device", "mail"],
+)
+def test_each_throttle_allows_exactly_the_documented_failures_then_waits(rule: BackoffRule, documented: int) -> None:
+    """docs/api.md, Throttling: "20 free failures" per address, 5 per account (and device, and a second
+    factor's codes), 3 sign-in e-mails; the attempt after them is 429. Each let one more through
+    (21 / 6 / 4): the wait started only at the failure after the free ones."""
+    backoff = Backoff(rule, Clock())
+    for _ in range(documented - 1):
+        backoff.failed("k")
+    assert backoff.wait("k") == 0
+    backoff.failed("k")
+    assert backoff.wait("k") == rule.base
+
+
+def test_backoff_wait_stays_capped_after_thousands_of_failures() -> None:
+    """The exponent of the doubling is bounded: 2**1024 times a float overflowed (a 500)."""
+    clock = Clock()
+    backoff = Backoff(BackoffRule(free=1, base=5.0, cap=300.0, forget_after=10**9), clock)
+    for _ in range(1100):
+        backoff.failed("k")
+        clock.now += 301
+    assert backoff.wait("k") == 0
+    backoff.failed("k")
+    assert backoff.wait("k") == 300
+
+
 def test_throttle_spares_the_device_of_the_real_user() -> None:
     clock = Clock()
     throttle = SignInThrottle(clock)
     account = throttle.account_key("org", " Person@Example.com ")
     assert account == ("org", "person@example.com")
-    for i in range(6):
+    for i in range(5):
         throttle.failed(f"10.0.0.{i}", account, None)
     assert throttle.wait("10.0.0.99", account, None) > 0  # a stranger from anywhere waits
     assert throttle.wait("10.0.0.99", account, "device-of-the-user") == 0  # the user's device does not

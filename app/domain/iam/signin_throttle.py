@@ -12,9 +12,11 @@ Three counters of failed sign-ins, each with exponential backoff once its free f
   browser is therefore never slowed by a stranger's failures on the account (it only pays for
   its own), while every other caller is.
 
-Nothing is ever locked: the wait after the n-th failure beyond the free ones is
-``base * 2**(n-1)`` seconds, capped at ``cap``; a counter is forgotten ``forget_after`` seconds after
-its last failure, and a success clears the account's and the device's counters.
+Nothing is ever locked: ``free`` failures are answered as failures, the attempt after the
+``free``-th waits ``base`` seconds (``429`` until then), and each further failure doubles the wait,
+capped at ``cap``: after the n-th failure (n ≥ free) the wait is ``base * 2**(n - free)``. A counter
+is forgotten ``forget_after`` seconds after its last failure, and a success clears the account's and
+the device's counters.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def login_key(email: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class BackoffRule:
-    free: int  # failures allowed before any wait
+    free: int  # failures answered before the first wait (the attempt after the free-th waits; 0 counts as 1)
     base: float  # seconds of the first wait
     cap: float  # the longest wait
     forget_after: float  # a counter idle this long starts again from zero
@@ -77,9 +79,11 @@ class Backoff:
         self._counters.move_to_end(key)
         counter.failures += 1
         counter.last = now
-        beyond = counter.failures - self.rule.free
-        if beyond > 0:
-            counter.not_before = now + min(self.rule.cap, self.rule.base * 2 ** (beyond - 1))
+        # the free-th failure starts the first wait: docs/api.md's "20 failures, then 429" means the
+        # 21st attempt waits (counting the wait from the failure after the free ones let a 21st through)
+        beyond = counter.failures - max(self.rule.free, 1)
+        if beyond >= 0:  # the exponent bounded: past 2**1023 the float product overflows
+            counter.not_before = now + min(self.rule.cap, self.rule.base * 2 ** min(beyond, 64))
 
     def clear(self, key: Hashable) -> None:
         self._counters.pop(key, None)
