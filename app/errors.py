@@ -8,7 +8,7 @@ TocsinError [500 SYS-000]: the root; its ``http_status``, ``code`` and ``retriab
  ├── ChangeRefused [403 IAM-002]: a change that would hand out a permission the caller lacks
  ├── NotFound [404 RES-001]: no such resource in this organization
  ├── Conflict [409 RES-002]: duplicate key or name, still referenced, or an inactive topic
- ├── BodyTooLarge [413 VAL-002]: a body over TOCSIN_MAX_BODY_BYTES
+ ├── BodyTooLarge [413 VAL-002]: a body over TOCSIN_MAX_BODY_BYTES (a batch publish: TOCSIN_MAX_PUBLISH_BATCH_BYTES)
  ├── UnsupportedMediaType [415 VAL-003]: a body not declared JSON, in UTF-8, unencoded
  ├── InvalidInput [422 VAL-001]: the failing fields in ``details``
  │    └── InvalidEvent (app/domain/formats/pagerduty.py) [422 VAL-001]: a PagerDuty event refused (answered as a 400)

@@ -20,7 +20,11 @@ class InputLimits(BaseSettings):
     body_bytes: int = Field(
         default=256 * 1024,
         ge=1024,
-        description="the largest request body on any route, chunked included (else 413 VAL-002)",
+        description=(
+            "the largest request body on every route but the batch publish (its own "
+            "TOCSIN_MAX_PUBLISH_BATCH_BYTES), chunked included (else 413 VAL-002; the token exchange and "
+            "/v2/enqueue refuse it in their own formats, 400); each request of a batch is also within it"
+        ),
     )
     publish_data_bytes: int = Field(
         default=64 * 1024,
@@ -61,7 +65,10 @@ class InputLimits(BaseSettings):
         default=4 * 1024 * 1024,
         ge=1024,
         le=64 * 1024 * 1024,
-        description=("a batch publish's largest body (else 413); each request also within TOCSIN_MAX_BODY_BYTES"),
+        description=(
+            "a batch publish's largest body, declared or chunked (else 413 VAL-002); each request also "
+            "within TOCSIN_MAX_BODY_BYTES"
+        ),
     )
     workflow_actions: int = Field(
         default=20, ge=1, le=100, description="actions per workflow (else 422, field `actions`)"

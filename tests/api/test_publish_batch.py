@@ -264,6 +264,46 @@ def test_too_large_body_is_413_declared_or_chunked(api: Stack) -> None:
     assert chunked.status_code == 413 and chunked.json()["code"] == "VAL-002"
 
 
+def batch_of_exactly(size: int, *, as_ndjson: bool) -> bytes:
+    """A valid batch body of exactly ``size`` bytes: BURST requests of at most MAX_BODY bytes each, their
+    ``data`` padded evenly, the last one's to the byte."""
+
+    def body_of(lengths: list[int]) -> bytes:
+        items = [item("p" * n) for n in lengths]
+        return ndjson(*items) if as_ndjson else orjson.dumps(items)
+
+    spare = size - len(body_of([0] * BURST))
+    each, rest = divmod(spare, BURST)
+    body = body_of([each] * (BURST - 1) + [each + rest])
+    assert len(body) == size and max(len(line) for line in body.split(b'{"status"')) < MAX_BODY
+    return body
+
+
+@pytest.mark.parametrize("as_ndjson", [False, True], ids=["json", "ndjson"])
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_a_batch_body_at_its_own_limit_passes_one_byte_over_is_413(api: Stack, as_ndjson: bool, chunked: bool) -> None:
+    """A batch body is bounded by TOCSIN_MAX_PUBLISH_BATCH_BYTES, not TOCSIN_MAX_BODY_BYTES (issue 39:
+    the body limit was documented as the largest body on any route, and a batch of many times it
+    was accepted): at the limit 202, one byte over 413 VAL-002, whether declared or chunked."""
+    content_type = "application/x-ndjson" if as_ndjson else "application/json"
+    url = f"{api.base_url}/v1/organizations/{api.org}/workflow_topics/{{topic}}/publish:batch"
+    headers = {"Authorization": f"Bearer {api.credentials['access_token']}", "Content-Type": content_type}
+
+    def send(topic: str, body: bytes) -> httpx.Response:
+        content: Any = iter([body[:5000], body[5000:]]) if chunked else body
+        return httpx.post(url.format(topic=topic), content=content, headers=headers, timeout=30)
+
+    at_limit = batch_of_exactly(MAX_BATCH_BYTES, as_ndjson=as_ndjson)
+    assert len(at_limit) >= 8 * MAX_BODY  # many times a single publish's limit
+    r = send(new_topic(api), at_limit)
+    assert r.status_code == 202, r.text
+    assert len(r.json()["ids"]) == BURST
+    over = batch_of_exactly(MAX_BATCH_BYTES + 1, as_ndjson=as_ndjson)
+    r = send(new_topic(api), over)
+    assert (r.status_code, r.json()["code"]) == (413, "VAL-002"), r.text
+    assert str(MAX_BATCH_BYTES) in r.json()["message"]
+
+
 def test_body_over_the_single_limit_is_accepted_in_a_batch_but_an_item_over_it_is_refused(api: Stack) -> None:
     topic = new_topic(api)
     items = [item("y" * 500) for _ in range(6)]  # ~3 KiB: more than a single publish's 2 KiB
