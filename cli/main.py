@@ -26,7 +26,7 @@ from cli.kafka_check import cmd_kafka_check
 from cli.migrate import cmd_migrate
 from cli.partitions import cmd_partitions
 from cli.profile import ProfileError, load_target
-from cli.publish import cmd_publish
+from cli.publish import MAX_BATCH_SIZE, cmd_publish
 from cli.purge import cmd_purge
 from cli.run import cmd_run
 from cli.worker import cmd_worker
@@ -125,7 +125,11 @@ def _api_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     publish.add_argument("topic", help="the workflow topic's id or key")
     publish.add_argument("file", nargs="?", default="-", help="a file of requests; - or nothing: stdin")
     publish.add_argument(
-        "--batch-size", type=int, default=500, help="requests per batch publish for an array or NDJSON (default 500)"
+        "--batch-size",
+        type=int,
+        default=500,
+        help=f"requests per batch publish for an array or NDJSON (default 500; at most {MAX_BATCH_SIZE}, what the "
+        "server takes by default: TOCSIN_MAX_PUBLISH_BATCH_ITEMS)",
     )
     events = _command(sub, "events", "an event's trace")
     events_sub = events.add_subparsers(dest="events_command", required=True, metavar="COMMAND")

@@ -23,11 +23,15 @@ from typing import IO, Any
 import httpx
 import orjson
 
+from app.settings.limits import InputLimits
 from cli.profile import Target
 from cli.remote_api import api_client, check, refusal, segment
 
 RETRIES = 5
 MAX_BATCH_BYTES = 1024 * 1024  # well under the server's batch limit (TOCSIN_MAX_PUBLISH_BATCH_BYTES, 4 MiB)
+# The most requests a batch may hold on a server with the default TOCSIN_MAX_PUBLISH_BATCH_ITEMS: a larger
+# --batch-size could only be refused (422, after the batches before it were published).
+MAX_BATCH_SIZE: int = InputLimits.model_fields["publish_batch_items"].default
 
 
 @dataclass
@@ -99,6 +103,21 @@ def _refused_lines(response: httpx.Response, batch: list[tuple[int, bytes]], uni
     return "\n".join(said)
 
 
+def _smaller_batches(response: httpx.Response) -> str:
+    """A hint when the server refused the batch for holding more requests than it takes (a server set
+    below the default TOCSIN_MAX_PUBLISH_BATCH_ITEMS)."""
+    try:
+        fields = response.json().get("details", {}).get("fields") or []
+    except (ValueError, AttributeError):
+        return ""
+    if any(
+        isinstance(f, dict) and f.get("type") == "limit_exceeded" and "BATCH_ITEMS" in str(f.get("message"))
+        for f in fields
+    ):
+        return "\n  the server takes fewer requests per batch: give a smaller --batch-size"
+    return ""
+
+
 def _send_batches(
     client: httpx.Client,
     topic: str,
@@ -117,6 +136,7 @@ def _send_batches(
                 f"tocsin: the batch of {unit}s {batch[0][0]}-{batch[-1][0]} was refused, nothing of it stored "
                 f"({progress.published} events of earlier batches were published):\n"
                 + _refused_lines(response, batch, unit)
+                + _smaller_batches(response)
             )
         ids: list[str] = response.json()["ids"]
         out.write("".join(f"{event_id}\n" for event_id in ids))
@@ -139,8 +159,11 @@ def cmd_publish(
 ) -> int:
     """Publish what ``source`` (a path, or ``-`` for stdin) holds to ``topic``; the events published."""
     out, err = out or sys.stdout, err or sys.stderr
-    if not 1 <= batch_size <= 10_000:
-        raise SystemExit("tocsin: --batch-size must be between 1 and 10000")
+    if not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise SystemExit(
+            f"tocsin: --batch-size must be between 1 and {MAX_BATCH_SIZE}, the most requests the server takes "
+            f"in one batch (TOCSIN_MAX_PUBLISH_BATCH_ITEMS); nothing was sent"
+        )
     stream = (stdin or sys.stdin.buffer) if source == "-" else open(source, "rb")  # noqa: SIM115 - closed below
     try:
         with api_client(target, transport=transport) as client:

@@ -112,6 +112,42 @@ def test_a_refused_batch_names_its_input_lines_and_what_was_published_before() -
     assert "line 4: data: bad" in said
 
 
+@pytest.mark.parametrize("size", [0, 1001, 5000])
+def test_a_batch_size_the_server_would_refuse_is_refused_before_sending(size: int) -> None:
+    """``--batch-size 5000`` was taken (up to 10,000) where the server takes 1,000 a batch: each batch
+    was then refused with 422 after the ones before it. Now refused at once, naming the bound."""
+    api = Api()
+    with pytest.raises(SystemExit, match=r"between 1 and 1000.*TOCSIN_MAX_PUBLISH_BATCH_ITEMS.*nothing was sent"):
+        cmd_publish(
+            TARGET, "quake", "-", batch_size=size, stdin=io.BytesIO(b'{"status": "ACTUAL", "data": {}}\n'),
+            out=io.StringIO(), err=io.StringIO(), transport=httpx.MockTransport(api),
+        )  # fmt: skip
+    assert api.requests == []
+
+
+def test_the_largest_batch_size_the_server_takes_is_sent_whole() -> None:
+    api, out, _err = _run(b"".join(orjson.dumps({"status": "ACTUAL", "data": {"n": n}}) + b"\n" for n in range(1001)),
+                          batch_size=1000)  # fmt: skip
+    assert [len(r.content.splitlines()) for r in api.requests] == [1000, 1]
+    assert len(out.split()) == 1001
+
+
+def test_a_server_taking_fewer_requests_a_batch_is_said_with_the_remedy() -> None:
+    def small_server(request: httpx.Request) -> httpx.Response:
+        field = {"field": "", "message": "more than 100 publish requests (TOCSIN_MAX_PUBLISH_BATCH_ITEMS)",
+                 "type": "limit_exceeded"}  # fmt: skip
+        return httpx.Response(
+            422, json={"code": "VAL-001", "message": field["message"], "details": {"fields": [field]}}
+        )
+
+    body = b"".join(orjson.dumps({"status": "ACTUAL", "data": {}}) + b"\n" for _ in range(3))
+    with pytest.raises(SystemExit) as refused:
+        cmd_publish(TARGET, "quake", "-", stdin=io.BytesIO(body), out=io.StringIO(), err=io.StringIO(),
+                    transport=httpx.MockTransport(small_server))  # fmt: skip
+    assert "more than 100 publish requests" in str(refused.value)
+    assert "give a smaller --batch-size" in str(refused.value)
+
+
 def test_input_that_is_no_json_is_refused_before_sending() -> None:
     with pytest.raises(SystemExit, match="neither JSON nor NDJSON"):
         _run(b"status=ACTUAL\n")
