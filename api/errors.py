@@ -96,7 +96,10 @@ def validation_details(errors: list[Any]) -> dict[str, Any]:
     fields = []
     for err in errors[:MAX_LISTED_FIELDS]:
         # A tagged union (the action types) puts its tag in the location; the caller's path has none.
-        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body" and p not in _TAGS)
+        # A query parameter is named as the caller spells it (``status``, not ``query.status``).
+        where = tuple(err.get("loc", ()))
+        where = where[1:] if where[:1] == ("query",) else where
+        loc = ".".join(str(p) for p in where if p != "body" and p not in _TAGS)
         fields.append({"field": loc, "message": err.get("msg", "invalid"), "type": err.get("type", "")})
     details: dict[str, Any] = {"fields": fields}
     if len(errors) > MAX_LISTED_FIELDS:

@@ -13,13 +13,13 @@ import binascii
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, Any, Generic, TypeVar
+from datetime import UTC, datetime
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import orjson
 from fastapi import Depends, Query, Request
 from fastapi.dependencies.models import Dependant
-from sqlalchemy import ColumnElement, Select, and_, or_, select
+from sqlalchemy import ColumnElement, Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -27,6 +27,7 @@ from api.models import Out
 from app.errors import InvalidInput
 
 T = TypeVar("T")
+AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")  # a select of any columns
 DEFAULT_LIMIT, MAX_LIMIT = 50, 500
 
 
@@ -108,16 +109,65 @@ def id_cursor(cursor: str | None) -> str | None:
     return cursor
 
 
-def _time_cursor(at: datetime, key: str) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps([at.isoformat(), key])).decode()
+Order = Literal["newest", "oldest"]
+OrderQuery = Annotated[Order, Query(description="newest first (the default) or oldest first")]
+_NEWEST = "newest"
 
 
-def _read_time_cursor(cursor: str) -> tuple[datetime, str]:
+def time_cursor(at: datetime, key: str, *, newest_first: bool = False) -> str:
+    """The opaque cursor of a ``(time, key)`` list: both values of the page's last item, and the order
+    it was given for (oldest first: ``[at, key]``, as the timeline's cursors have always been)."""
+    return base64.urlsafe_b64encode(orjson.dumps([at.isoformat(), key, *([_NEWEST] if newest_first else [])])).decode()
+
+
+def read_time_cursor(cursor: str, *, newest_first: bool = False) -> tuple[datetime, str]:
+    """The ``(time, key)`` a :func:`time_cursor` holds; ``422`` for anything else, and for a cursor
+    given for the other order (it would start the page somewhere meaningless)."""
     try:
-        at, key = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return datetime.fromisoformat(at), str(key)
-    except (binascii.Error, orjson.JSONDecodeError, ValueError, TypeError) as exc:
+        value: Any = orjson.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+    except (binascii.Error, orjson.JSONDecodeError, ValueError) as exc:
         raise _bad_cursor() from exc
+    if not isinstance(value, list) or len(value) not in (2, 3) or not all(isinstance(v, str) for v in value):
+        raise _bad_cursor()
+    if len(value) == 3 and value[2] != _NEWEST:
+        raise _bad_cursor()
+    if (len(value) == 3) != newest_first:
+        raise InvalidInput(
+            "cursor was given for the other order: keep the order of the first page",
+            details={"fields": [{"field": "cursor", "message": "given for the other order"}]},
+        )
+    at_text, key = value[0], value[1]
+    try:
+        at = datetime.fromisoformat(at_text)
+        # the values stored are UTC: a cursor's time is compared as one (a naive one was never given)
+        if at.tzinfo is None:
+            raise ValueError("naive")
+        at = at.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        raise _bad_cursor() from exc
+    if not 0 < len(key) <= 128:
+        raise _bad_cursor()
+    return at, key
+
+
+def keyset_after(
+    query: AnySelect,
+    cursor: str | None,
+    at: InstrumentedAttribute[datetime],
+    key: InstrumentedAttribute[str],
+    *,
+    newest_first: bool,
+) -> AnySelect:
+    """``query`` ordered by ``(at, key)`` (descending with ``newest_first``), from after ``cursor``
+    (a :func:`time_cursor`). The key makes the order total, so rows created meanwhile never move
+    another row to two pages or none."""
+    if cursor is not None:
+        after_at, after_key = read_time_cursor(cursor, newest_first=newest_first)
+        if newest_first:
+            query = query.where(at <= after_at, or_(at < after_at, key < after_key))
+        else:
+            query = query.where(at >= after_at, or_(at > after_at, key > after_key))
+    return query.order_by(at.desc(), key.desc()) if newest_first else query.order_by(at, key)
 
 
 def cut(rows: Sequence[T], params: PageParams, key: Callable[[T], str]) -> tuple[list[T], str | None]:
@@ -157,11 +207,26 @@ async def paginate_by_time(
     params: PageParams,
     at: InstrumentedAttribute[datetime],
     key: InstrumentedAttribute[str],
+    *,
+    newest_first: bool = False,
 ) -> tuple[list[Any], str | None]:
-    """One page ordered by ``(at, key)`` (oldest first) for rows whose ids are not time-sortable;
-    the cursor is opaque (both values of the last row)."""
-    if params.cursor is not None:
-        after_at, after_key = _read_time_cursor(params.cursor)
-        query = query.where(or_(at > after_at, and_(at == after_at, key > after_key)))
-    rows = (await session.scalars(query.order_by(at, key).limit(params.limit + 1))).all()
-    return cut(rows, params, lambda row: _time_cursor(getattr(row, at.key), str(getattr(row, key.key))))
+    """One page ordered by ``(at, key)`` (oldest first, or newest first) for rows whose ids are not
+    time-sortable; the cursor is opaque (both values of the last row, and the order)."""
+    query = keyset_after(query, params.cursor, at, key, newest_first=newest_first)
+    rows = (await session.scalars(query.limit(params.limit + 1))).all()
+    return cut(
+        rows,
+        params,
+        lambda row: time_cursor(getattr(row, at.key), str(getattr(row, key.key)), newest_first=newest_first),
+    )
+
+
+def filter_text(name: str, value: str | None) -> str | None:
+    """A list's text filter, refused (``422`` naming it) when it holds the NUL character, which no
+    stored value holds and PostgreSQL cannot even compare (a ``500`` otherwise)."""
+    if value is not None and "\x00" in value:
+        raise InvalidInput(
+            f"{name} must not contain the NUL character",
+            details={"fields": [{"field": name, "message": "must not contain U+0000", "type": "value_error"}]},
+        )
+    return value

@@ -20,7 +20,7 @@ from api.console.i18n import display_name
 from api.console.render import HERE, allowed, can, form, guarded, lang_of, page, redirect, signed_in, with_csrf
 from api.deps import SessionDep, authorize_topic
 from api.pages import PageParams
-from api.routes import incidents, topics
+from api.routes import events, incidents, topics
 from api.routes.sessions import end_one
 from api.routes.signin import totp_confirm, totp_enrolment
 from api.schemas.signin import TotpConfirmIn
@@ -57,12 +57,16 @@ async def _topic_names(session: SessionDep, org_id: str, lang: str) -> dict[str,
     return {t.id: display_name(t.spec, lang, t.key) for t in rows.all()}
 
 
-async def _incident_rows(request: Request, session: SessionDep, principal: Principal, mode: str | None) -> list[Any]:
+async def _incident_rows(
+    request: Request, session: SessionDep, principal: Principal, mode: incidents.Mode | None
+) -> list[Any]:
     allowed(principal, "organization.incident:list", "incidents")
-    listed = await incidents.list_incidents(principal.organization_id, session, principal, PageParams(LIST_LIMIT, None))
-    rows = [i for i in listed.items if mode is None or i["mode"] == mode]
-    rows.sort(key=lambda i: i["created_at"] or "", reverse=True)
-    rows.sort(key=lambda i: STATUS_ORDER.get(i["status"], 3))
+    # the API's list, newest first and filtered by mode before the page is cut: the newest 500 of that mode
+    listed = await incidents.list_incidents(
+        principal.organization_id, session, principal, PageParams(LIST_LIMIT, None), mode=mode
+    )
+    rows = list(listed.items)
+    rows.sort(key=lambda i: STATUS_ORDER.get(i["status"], 3))  # stable: newest first within a status
     return rows
 
 
@@ -135,7 +139,7 @@ def _shown(value: Any) -> str:
 async def event_trace(event_id: str, request: Request, session: SessionDep) -> Response:
     current = await signed_in(request, session)
     allowed(current.principal, "organization.event:get", f"events/{event_id}")
-    trace = await incidents.get_event_trace(current.principal.organization_id, event_id, session, current.principal)
+    trace = await events.get_event_trace(current.principal.organization_id, event_id, session, current.principal)
     steps = [
         {"step": s.get("step", ""), "fields": [(k, _shown(v)) for k, v in s.items() if k != "step"]}
         for s in trace["steps"]

@@ -1,4 +1,4 @@
-"""Incidents created by workflows, their timeline and form answers, and event traces.
+"""Incidents created by workflows, their timeline and form answers (event traces: api/routes/events.py).
 
 Without ``organization.incident:fullaccess`` a caller sees only incidents it is a member of
 (the operation book's members, or an incident binding naming it or one of its groups), and
@@ -7,30 +7,46 @@ only its own form answers.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from pydantic import Field
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import SessionDep, require
 from api.models import In, Out, Timestamp
-from api.pages import Page, PageDep, cut, id_cursor, page, paginate, paginate_by_time
+from api.pages import (
+    OrderQuery,
+    Page,
+    PageDep,
+    cut,
+    filter_text,
+    keyset_after,
+    page,
+    paginate,
+    paginate_by_time,
+    time_cursor,
+)
+from app.domain.events.publish import MAX_KEY_CHARS
 from app.domain.iam.evaluation import evaluate_pattern
 from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import resource_name
 from app.domain.shared.ids import new_id
 from app.domain.workflows.incidents import changes_from
-from app.errors import NotFound
+from app.errors import InvalidInput, NotFound
 from app.store.accounts import utcnow
 from app.store.models import FormAnswer, Incident, IncidentEvent
-from app.store.results import change_incident_status, event_trace
+from app.store.results import change_incident_status
+from app.store.workflows import find_topic
 
 router = APIRouter(prefix="/v1/organizations/{org_id}", tags=["incidents"])
 FULL = "organization.incident:fullaccess"
 # Rows read at a time while filling a page with the incidents a member sees.
 VISIBILITY_BATCH = 500
 ONE = "incidents/{incident_id}"
+TOPIC_ID = re.compile(r"wtp_[0-9a-z]{10,64}")  # app/domain/shared/ids.py
 
 
 class IncidentOut(Out):
@@ -65,13 +81,6 @@ class FormAnswerOut(Out):
     account_id: str
     answers: dict[str, Any]
     created_at: Timestamp | None
-
-
-class EventTraceOut(Out):
-    id: str
-    organization_id: str
-    accepted_at: Timestamp | None
-    steps: list[dict[str, Any]] = Field(description="each step: {step, ...its outcome}")
 
 
 def iso(value: Any) -> str | None:
@@ -113,30 +122,68 @@ async def visible_incident(session: SessionDep, principal: Principal, org_id: st
     return inc
 
 
+IncidentStatus = Literal["OPEN", "ACKNOWLEDGED", "RESOLVED"]
+Mode = Literal["ACTUAL", "DRILL", "TEST"]
+
+
+async def _topic_filter(session: AsyncSession, org_id: str, topic: str) -> str:
+    """The topic id ``?topic=`` names: one of the organization's topics by id or key, or a topic id
+    that no longer names one (a deleted topic, another organization's shared topic: its incidents
+    keep the id); a key that names no topic → ``422``."""
+    found = await find_topic(session, org_id, topic)
+    if found is not None:
+        return found.id
+    if TOPIC_ID.fullmatch(topic):
+        return topic
+    raise InvalidInput(
+        "topic is neither a workflow topic's key in this organization nor a topic id",
+        details={"fields": [{"field": "topic", "message": "no such workflow topic", "type": "value_error"}]},
+    )
+
+
 @router.get("/incidents", response_model=Page[IncidentOut])
 async def list_incidents(
     org_id: str,
     session: SessionDep,
     principal: Annotated[Principal, Depends(require("organization.incident:list", "incidents"))],
     params: PageDep,
+    order: OrderQuery = "newest",
+    status: Annotated[IncidentStatus | None, Query(description="only incidents in this status")] = None,
+    mode: Annotated[Mode | None, Query(description="only incidents of this operating mode")] = None,
+    topic: Annotated[str | None, Query(min_length=1, max_length=256, description="a topic's id or key")] = None,
+    partition_key: Annotated[str | None, Query(min_length=1, max_length=MAX_KEY_CHARS)] = None,
 ) -> Page[Any]:
-    """The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
-    page is cut, so a member gets full pages of its incidents, not a page thinned afterwards."""
+    """The incidents the caller sees, newest first by ``created_at`` (``?order=oldest``: oldest
+    first), ``limit`` of them a page: visibility is applied before the page is cut, so a member gets
+    full pages of its incidents, not a page thinned afterwards."""
+    newest = order == "newest"
     query = select(Incident).where(Incident.organization_id == org_id)
+    if status is not None:
+        query = query.where(Incident.status == status)
+    if mode is not None:
+        query = query.where(Incident.mode == mode)
+    topic, partition_key = filter_text("topic", topic), filter_text("partition_key", partition_key)
+    if topic is not None:
+        topic_id = await _topic_filter(session, org_id, topic)
+        query = query.where(Incident.topic_id == topic_id)
+    if partition_key is not None:
+        query = query.where(Incident.partition_key == partition_key)
     every_incident = resource_name(org_id, "incidents") + "<(/.*)?$>"
     if evaluate_pattern(principal.bindings, principal.roles, FULL, every_incident) is not None:
-        rows, nxt = await paginate(session, query, params, Incident.id)
+        rows, nxt = await paginate_by_time(
+            session, query, params, Incident.created_at, Incident.id, newest_first=newest
+        )
         return page([incident_out(i) for i in rows], nxt)
     visible: list[Incident] = []
-    after = id_cursor(params.cursor)
+    cursor = params.cursor
     while len(visible) <= params.limit:
-        batch_query = query.where(Incident.id > after) if after is not None else query
-        batch = (await session.scalars(batch_query.order_by(Incident.id).limit(VISIBILITY_BATCH))).all()
+        batch_query = keyset_after(query, cursor, Incident.created_at, Incident.id, newest_first=newest)
+        batch = (await session.scalars(batch_query.limit(VISIBILITY_BATCH))).all()
         visible += [i for i in batch if _sees(principal, i)]
         if len(batch) < VISIBILITY_BATCH:
             break
-        after = batch[-1].id
-    rows, nxt = cut(visible, params, lambda i: i.id)
+        cursor = time_cursor(batch[-1].created_at, batch[-1].id, newest_first=newest)
+    rows, nxt = cut(visible, params, lambda i: time_cursor(i.created_at, i.id, newest_first=newest))
     return page([incident_out(i) for i in rows], nxt)
 
 
@@ -297,22 +344,3 @@ async def post_answers(
     session.add(row)
     await session.commit()
     return answer_out(row)
-
-
-@router.get("/events/{event_id}", response_model=EventTraceOut)
-async def get_event_trace(
-    org_id: str,
-    event_id: str,
-    session: SessionDep,
-    _p: Annotated[Principal, Depends(require("organization.event:get", "events/{event_id}"))],
-) -> dict[str, Any]:
-    steps = await event_trace(session, org_id, event_id)
-    if not steps:
-        raise NotFound("no trace for this event yet")
-    return {
-        "id": event_id,
-        "organization_id": org_id,
-        "accepted_at": iso(steps[0].recorded_at),
-        # a receiving organization's workflows step is stored as "workflows@<its id>" (workflow_stage.py)
-        "steps": [{"step": s.step.partition("@")[0], **s.detail} for s in steps],
-    }

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.domain.shared.ids import new_id
 from app.store.models import FederatedCredential, Incident, IncidentEvent
 from devstack.kafka import LocalKafka
-from tests.support.db import in_db, insert_incident
+from tests.support.db import in_db, insert_incident, insert_trace
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.kafka
@@ -41,6 +41,10 @@ def seeded(api: Stack) -> dict[str, str]:
             body = {"name": f"role {n}", "policies": [{"permission_id": "organization.user:get", "effect": "allow"}]}
             assert c.post("/iam/roles", json=body).status_code == 201
         incident = insert_incident(api)
+        topic = c.post("/workflow_topics", json={"key": "listed"}).json()["id"]
+        later = datetime.now(UTC)
+        for n in range(5):  # two at one time: only (time, id) orders them
+            insert_trace(api, topic, at=later + timedelta(seconds=min(n, 3)))
         for n in range(3):
             assert c.post(f"/incidents/{incident}/events", json={"message": f"note {n}"}).status_code == 201
             assert c.post(f"/incidents/{incident}/form_answers", json={"answers": {"n": n}}).status_code == 201
@@ -86,6 +90,7 @@ LISTS = [
     "/incidents",
     "/incidents/{incident}/events",
     "/incidents/{incident}/form_answers",
+    "/workflow_topics/listed/events",
     "/audit_log",
     "/users",
     "/groups",
@@ -189,7 +194,7 @@ def test_a_member_gets_full_pages_of_its_incidents(api: Stack) -> None:
                 id=new_id("inc", now_ms=base + n), organization_id=api.org, title=f"i{n}", status="OPEN",
                 operation_book_id="obk_x", workflow_id="wfl_x", topic_id="wtp_x", partition_key=None,
                 event_id=None, server_event_id="evt_x", mode="ACTUAL", member_user_ids=[user] if member else [],
-                member_group_ids=[], created_at=datetime.now(UTC), resolved_at=None,
+                member_group_ids=[], created_at=datetime.fromtimestamp((base + n) / 1000, UTC), resolved_at=None,
             )  # fmt: skip
             session.add(incident)
             if member:
@@ -197,9 +202,10 @@ def test_a_member_gets_full_pages_of_its_incidents(api: Stack) -> None:
         return mine
 
     mine = in_db(api, incidents)
+    newest_first = mine[::-1]  # the list's order (docs/api.md, Lists): newest first by created_at
     with api.client(token) as c:
         pages = walk(c, "/incidents", 2)
         first = c.get("/incidents", params={"limit": 6}).json()
     assert [len(p) for p in pages] == [2, 2, 2]
-    assert [i["id"] for p in pages for i in p] == mine
-    assert [i["id"] for i in first["items"]] == mine and first["next_cursor"] is None
+    assert [i["id"] for p in pages for i in p] == newest_first
+    assert [i["id"] for i in first["items"]] == newest_first and first["next_cursor"] is None

@@ -14,7 +14,7 @@ from app.domain.iam.resource_names import organization_name
 from app.domain.shared.ids import new_id
 from app.store import accounts
 from app.store.db import create_engine, sessionmaker
-from app.store.models import Incident
+from app.store.models import EventTraceStep, Incident
 from tests.support.stack import Stack
 
 T = TypeVar("T")
@@ -71,5 +71,38 @@ def insert_incident(
         )
         session.add(incident)
         return incident.id
+
+    return in_db(stack, make)
+
+
+def insert_trace(
+    stack: Stack,
+    topic_id: str,
+    *,
+    at: datetime,
+    org_id: str | None = None,
+    status: str = "ACTUAL",
+    partition_key: str | None = None,
+    decision: str | None = "NOTIFY",
+    event_id: str | None = None,
+) -> str:
+    """The trace of an event as the worker's trace sink stores it (app/domain/workflows/workflow_stage.py):
+    its ``accepted`` step, then its ``control`` step with the decision, or for ``decision=None`` the
+    ``idempotency`` step of a duplicate (no decision); every step at the event's accepted time."""
+    event = event_id or new_id("evt")
+    org = org_id or stack.org
+    accepted = {"status": status, "partition_key": partition_key, "publisher_event_id": None, "topic_id": topic_id}
+    second = (
+        ("control", {"policy": "BYPASS", "decision": decision})
+        if decision is not None
+        else ("idempotency", {"key": "k", "outcome": "duplicate", "duplicate_of": "evt_first"})
+    )
+
+    async def make(session: AsyncSession) -> str:
+        for seq, (step, detail) in enumerate((("accepted", accepted), second)):
+            session.add(
+                EventTraceStep(event_id=event, step=step, organization_id=org, seq=seq, detail=detail, recorded_at=at)
+            )
+        return event
 
     return in_db(stack, make)

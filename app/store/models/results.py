@@ -98,7 +98,9 @@ class EventTraceStep(Base):
     seq: Mapped[int] = mapped_column(BigInteger)
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     recorded_at: Mapped[datetime]
-    __table_args__ = (Index("ix_event_trace_steps_recorded_at", "recorded_at"),)  # retention
+    # retention; migration 0013 adds ix_event_trace_steps_topic, a partial index on an expression of
+    # ``detail`` written per database (the list of a topic's events: app/store/topic_events.py)
+    __table_args__ = (Index("ix_event_trace_steps_recorded_at", "recorded_at"),)
 
 
 class IncidentMember(Base):

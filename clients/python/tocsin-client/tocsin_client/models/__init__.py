@@ -78,6 +78,12 @@ from .integration_key_created_out import IntegrationKeyCreatedOut
 from .integration_key_in import IntegrationKeyIn
 from .integration_key_out import IntegrationKeyOut
 from .invitation_out import InvitationOut
+from .list_incidents_mode_type_0 import ListIncidentsModeType0
+from .list_incidents_order import ListIncidentsOrder
+from .list_incidents_status_type_0 import ListIncidentsStatusType0
+from .list_topic_events_decision_type_0 import ListTopicEventsDecisionType0
+from .list_topic_events_order import ListTopicEventsOrder
+from .list_topic_events_status_type_0 import ListTopicEventsStatusType0
 from .me_out import MeOut
 from .methods_out import MethodsOut
 from .metric_rule_in import MetricRuleIn
@@ -111,6 +117,7 @@ from .page_shared_topic_out import PageSharedTopicOut
 from .page_system_role_out import PageSystemRoleOut
 from .page_timeline_entry_out import PageTimelineEntryOut
 from .page_token_out import PageTokenOut
+from .page_topic_event_out import PageTopicEventOut
 from .page_topic_out import PageTopicOut
 from .page_union_system_role_out_custom_role_out import (
     PageUnionSystemRoleOutCustomRoleOut,
@@ -197,6 +204,9 @@ from .token_exchange_body_subject_token_type import TokenExchangeBodySubjectToke
 from .token_exchange_out import TokenExchangeOut
 from .token_in import TokenIn
 from .token_out import TokenOut
+from .topic_event_out import TopicEventOut
+from .topic_event_out_decision_type_0 import TopicEventOutDecisionType0
+from .topic_event_out_status_type_0 import TopicEventOutStatusType0
 from .topic_field import TopicField
 from .topic_field_in import TopicFieldIn
 from .topic_in import TopicIn
@@ -310,6 +320,12 @@ __all__ = (
     "IntegrationKeyIn",
     "IntegrationKeyOut",
     "InvitationOut",
+    "ListIncidentsModeType0",
+    "ListIncidentsOrder",
+    "ListIncidentsStatusType0",
+    "ListTopicEventsDecisionType0",
+    "ListTopicEventsOrder",
+    "ListTopicEventsStatusType0",
     "MeOut",
     "MethodsOut",
     "MetricRuleIn",
@@ -343,6 +359,7 @@ __all__ = (
     "PageSystemRoleOut",
     "PageTimelineEntryOut",
     "PageTokenOut",
+    "PageTopicEventOut",
     "PageTopicOut",
     "PageUnionSystemRoleOutCustomRoleOut",
     "PageUserOut",
@@ -423,6 +440,9 @@ __all__ = (
     "TokenExchangeOut",
     "TokenIn",
     "TokenOut",
+    "TopicEventOut",
+    "TopicEventOutDecisionType0",
+    "TopicEventOutStatusType0",
     "TopicField",
     "TopicFieldIn",
     "TopicIn",

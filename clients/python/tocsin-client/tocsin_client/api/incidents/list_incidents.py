@@ -7,6 +7,9 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_out import ErrorOut
+from ...models.list_incidents_mode_type_0 import ListIncidentsModeType0
+from ...models.list_incidents_order import ListIncidentsOrder
+from ...models.list_incidents_status_type_0 import ListIncidentsStatusType0
 from ...models.page_incident_out import PageIncidentOut
 from ...types import UNSET, Response, Unset
 
@@ -14,11 +17,54 @@ from ...types import UNSET, Response, Unset
 def _get_kwargs(
     org_id: str,
     *,
+    order: ListIncidentsOrder | Unset = ListIncidentsOrder.NEWEST,
+    status: ListIncidentsStatusType0 | None | Unset = UNSET,
+    mode: ListIncidentsModeType0 | None | Unset = UNSET,
+    topic: None | str | Unset = UNSET,
+    partition_key: None | str | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
+
+    json_order: str | Unset = UNSET
+    if not isinstance(order, Unset):
+        json_order = order.value
+
+    params["order"] = json_order
+
+    json_status: None | str | Unset
+    if isinstance(status, Unset):
+        json_status = UNSET
+    elif isinstance(status, ListIncidentsStatusType0):
+        json_status = status.value
+    else:
+        json_status = status
+    params["status"] = json_status
+
+    json_mode: None | str | Unset
+    if isinstance(mode, Unset):
+        json_mode = UNSET
+    elif isinstance(mode, ListIncidentsModeType0):
+        json_mode = mode.value
+    else:
+        json_mode = mode
+    params["mode"] = json_mode
+
+    json_topic: None | str | Unset
+    if isinstance(topic, Unset):
+        json_topic = UNSET
+    else:
+        json_topic = topic
+    params["topic"] = json_topic
+
+    json_partition_key: None | str | Unset
+    if isinstance(partition_key, Unset):
+        json_partition_key = UNSET
+    else:
+        json_partition_key = partition_key
+    params["partition_key"] = json_partition_key
 
     params["limit"] = limit
 
@@ -96,16 +142,28 @@ def sync_detailed(
     org_id: str,
     *,
     client: AuthenticatedClient | Client,
+    order: ListIncidentsOrder | Unset = ListIncidentsOrder.NEWEST,
+    status: ListIncidentsStatusType0 | None | Unset = UNSET,
+    mode: ListIncidentsModeType0 | None | Unset = UNSET,
+    topic: None | str | Unset = UNSET,
+    partition_key: None | str | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
 ) -> Response[ErrorOut | PageIncidentOut]:
     """List Incidents
 
-     The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
-    page is cut, so a member gets full pages of its incidents, not a page thinned afterwards.
+     The incidents the caller sees, newest first by ``created_at`` (``?order=oldest``: oldest
+    first), ``limit`` of them a page: visibility is applied before the page is cut, so a member gets
+    full pages of its incidents, not a page thinned afterwards.
 
     Args:
         org_id (str):
+        order (ListIncidentsOrder | Unset): newest first (the default) or oldest first Default:
+            ListIncidentsOrder.NEWEST.
+        status (ListIncidentsStatusType0 | None | Unset): only incidents in this status
+        mode (ListIncidentsModeType0 | None | Unset): only incidents of this operating mode
+        topic (None | str | Unset): a topic's id or key
+        partition_key (None | str | Unset):
         limit (int | Unset): items per page Default: 50.
         cursor (None | str | Unset): next_cursor of the previous page
 
@@ -119,6 +177,11 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         org_id=org_id,
+        order=order,
+        status=status,
+        mode=mode,
+        topic=topic,
+        partition_key=partition_key,
         limit=limit,
         cursor=cursor,
     )
@@ -134,16 +197,28 @@ def sync(
     org_id: str,
     *,
     client: AuthenticatedClient | Client,
+    order: ListIncidentsOrder | Unset = ListIncidentsOrder.NEWEST,
+    status: ListIncidentsStatusType0 | None | Unset = UNSET,
+    mode: ListIncidentsModeType0 | None | Unset = UNSET,
+    topic: None | str | Unset = UNSET,
+    partition_key: None | str | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
 ) -> ErrorOut | PageIncidentOut | None:
     """List Incidents
 
-     The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
-    page is cut, so a member gets full pages of its incidents, not a page thinned afterwards.
+     The incidents the caller sees, newest first by ``created_at`` (``?order=oldest``: oldest
+    first), ``limit`` of them a page: visibility is applied before the page is cut, so a member gets
+    full pages of its incidents, not a page thinned afterwards.
 
     Args:
         org_id (str):
+        order (ListIncidentsOrder | Unset): newest first (the default) or oldest first Default:
+            ListIncidentsOrder.NEWEST.
+        status (ListIncidentsStatusType0 | None | Unset): only incidents in this status
+        mode (ListIncidentsModeType0 | None | Unset): only incidents of this operating mode
+        topic (None | str | Unset): a topic's id or key
+        partition_key (None | str | Unset):
         limit (int | Unset): items per page Default: 50.
         cursor (None | str | Unset): next_cursor of the previous page
 
@@ -158,6 +233,11 @@ def sync(
     return sync_detailed(
         org_id=org_id,
         client=client,
+        order=order,
+        status=status,
+        mode=mode,
+        topic=topic,
+        partition_key=partition_key,
         limit=limit,
         cursor=cursor,
     ).parsed
@@ -167,16 +247,28 @@ async def asyncio_detailed(
     org_id: str,
     *,
     client: AuthenticatedClient | Client,
+    order: ListIncidentsOrder | Unset = ListIncidentsOrder.NEWEST,
+    status: ListIncidentsStatusType0 | None | Unset = UNSET,
+    mode: ListIncidentsModeType0 | None | Unset = UNSET,
+    topic: None | str | Unset = UNSET,
+    partition_key: None | str | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
 ) -> Response[ErrorOut | PageIncidentOut]:
     """List Incidents
 
-     The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
-    page is cut, so a member gets full pages of its incidents, not a page thinned afterwards.
+     The incidents the caller sees, newest first by ``created_at`` (``?order=oldest``: oldest
+    first), ``limit`` of them a page: visibility is applied before the page is cut, so a member gets
+    full pages of its incidents, not a page thinned afterwards.
 
     Args:
         org_id (str):
+        order (ListIncidentsOrder | Unset): newest first (the default) or oldest first Default:
+            ListIncidentsOrder.NEWEST.
+        status (ListIncidentsStatusType0 | None | Unset): only incidents in this status
+        mode (ListIncidentsModeType0 | None | Unset): only incidents of this operating mode
+        topic (None | str | Unset): a topic's id or key
+        partition_key (None | str | Unset):
         limit (int | Unset): items per page Default: 50.
         cursor (None | str | Unset): next_cursor of the previous page
 
@@ -190,6 +282,11 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         org_id=org_id,
+        order=order,
+        status=status,
+        mode=mode,
+        topic=topic,
+        partition_key=partition_key,
         limit=limit,
         cursor=cursor,
     )
@@ -203,16 +300,28 @@ async def asyncio(
     org_id: str,
     *,
     client: AuthenticatedClient | Client,
+    order: ListIncidentsOrder | Unset = ListIncidentsOrder.NEWEST,
+    status: ListIncidentsStatusType0 | None | Unset = UNSET,
+    mode: ListIncidentsModeType0 | None | Unset = UNSET,
+    topic: None | str | Unset = UNSET,
+    partition_key: None | str | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
 ) -> ErrorOut | PageIncidentOut | None:
     """List Incidents
 
-     The incidents the caller sees, ``limit`` of them a page: visibility is applied before the
-    page is cut, so a member gets full pages of its incidents, not a page thinned afterwards.
+     The incidents the caller sees, newest first by ``created_at`` (``?order=oldest``: oldest
+    first), ``limit`` of them a page: visibility is applied before the page is cut, so a member gets
+    full pages of its incidents, not a page thinned afterwards.
 
     Args:
         org_id (str):
+        order (ListIncidentsOrder | Unset): newest first (the default) or oldest first Default:
+            ListIncidentsOrder.NEWEST.
+        status (ListIncidentsStatusType0 | None | Unset): only incidents in this status
+        mode (ListIncidentsModeType0 | None | Unset): only incidents of this operating mode
+        topic (None | str | Unset): a topic's id or key
+        partition_key (None | str | Unset):
         limit (int | Unset): items per page Default: 50.
         cursor (None | str | Unset): next_cursor of the previous page
 
@@ -228,6 +337,11 @@ async def asyncio(
         await asyncio_detailed(
             org_id=org_id,
             client=client,
+            order=order,
+            status=status,
+            mode=mode,
+            topic=topic,
+            partition_key=partition_key,
             limit=limit,
             cursor=cursor,
         )

@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class ListIncidentsModeType0(StrEnum):
+    ACTUAL = "ACTUAL"
+    DRILL = "DRILL"
+    TEST = "TEST"
+
+    def __str__(self) -> str:
+        return str(self.value)
