@@ -2,6 +2,10 @@
 (``GET …/workflow_topics/{topic}/events``): each event the worker decided, newest first, with its
 status, partition key and control decision. Both read the trace store (app/store/results.py,
 app/store/topic_events.py): an event is there once its trace is written, shortly after it is decided.
+
+Reading a trace takes ``organization.event:get`` on the event's name or on its topic's names, so a
+publisher bound to one topic (the ``workflow_publisher`` role holds the permission) reads the traces
+of that topic's events and of no other (docs/api.md, "A publisher reads its events' traces").
 """
 
 from __future__ import annotations
@@ -10,15 +14,17 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import AwareDatetime, Field
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from api.deps import SessionDep, permission_extra, require
+from api.deps import PrincipalDep, SessionDep, authorize, permission_extra
 from api.models import Out, Timestamp
 from api.pages import OrderQuery, Page, PageDep, cut, filter_text, keyset_after, page, time_cursor
 from api.routes.topics import TopicAccess, topic_access
 from app.domain.events.publish import MAX_KEY_CHARS
 from app.domain.iam.principal import Principal
+from app.domain.iam.resource_names import coverable, organization_name, topic_names
 from app.errors import InvalidInput, NotFound
-from app.store.models import EventTraceStep
+from app.store.models import EventTraceStep, WorkflowTopic
 from app.store.results import event_trace
 from app.store.topic_events import dialect_of, topic_events
 
@@ -36,14 +42,40 @@ class EventTraceOut(Out):
     steps: list[dict[str, Any]] = Field(description="each step: {step, ...its outcome}")
 
 
-@router.get("/events/{event_id}", response_model=EventTraceOut)
+async def _topic_grants_trace(session: AsyncSession, principal: Principal, org_id: str, steps: list[Any]) -> bool:
+    """Whether ``organization.event:get`` on the event's topic (either of its names) lets the caller
+    read this trace: the topic is the one its ``accepted`` step names, a topic of this organization
+    (a receiving organization's part of a shared topic's event names none)."""
+    topic_id = next((s.detail.get("topic_id") for s in steps if s.step == "accepted"), None)
+    topic = await session.get(WorkflowTopic, topic_id) if isinstance(topic_id, str) else None
+    if topic is None or topic.organization_id != org_id:
+        return False
+    return any(principal.can(READ_TRACE, name) for name in topic_names(org_id, topic.id, topic.key))
+
+
+@router.get(
+    "/events/{event_id}",
+    response_model=EventTraceOut,
+    openapi_extra=permission_extra(READ_TRACE),
+)
 async def get_event_trace(
     org_id: str,
     event_id: str,
     session: SessionDep,
-    _p: Annotated[Principal, Depends(require(READ_TRACE, "events/{event_id}"))],
+    principal: PrincipalDep,
 ) -> dict[str, Any]:
+    """The event's trace. ``organization.event:get`` on the event's name, or on its topic's (a
+    publisher bound to a topic reads the traces of that topic's events): without it on either, ``404``
+    as for an event that does not exist when the caller holds the permission on some name, else ``403``."""
+    name = f"{organization_name(org_id)}:events/{event_id}"
+    if not coverable(name):
+        raise NotFound("not found")
+    on_event = principal.organization_id == org_id and principal.can(READ_TRACE, name)
+    if not on_event and (principal.organization_id != org_id or not principal.holds_anywhere(READ_TRACE)):
+        authorize(principal, org_id, READ_TRACE, name)  # 404 another organization, else 403
     steps = await event_trace(session, org_id, event_id)
+    if steps and not on_event and not await _topic_grants_trace(session, principal, org_id, steps):
+        steps = []  # another topic's event: answered as one that does not exist
     if not steps:
         raise NotFound("no trace for this event yet")
     return {

@@ -18,6 +18,7 @@ from app.domain.iam.permissions import (
     is_valid_permission,
     permission_covers,
 )
+from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import InvalidName, organization_name, parse_pattern, pattern_covers
 from app.domain.iam.roles import SYSTEM_ROLES, Role
 
@@ -192,7 +193,10 @@ def test_viewer_holds_only_get_and_list() -> None:
 @pytest.mark.parametrize(
     ("role_id", "expected"),
     [
-        ("workflow_publisher", {"organization.workflow_topic:get", "organization.workflow_topic:publish"}),
+        (
+            "workflow_publisher",
+            {"organization.workflow_topic:get", "organization.workflow_topic:publish", "organization.event:get"},
+        ),
         ("incident_responder", {f"organization.incident:{a}" for a in ("get", "list", "update")}),
         ("incident_manager", {f"organization.incident:{a}" for a in ACTIONS}),
         ("user_manager", {f"organization.{r}:{a}" for r in ("user", "group") for a in ACTIONS}),
@@ -206,6 +210,15 @@ def test_separation_of_duties_roles_hold_exactly_their_permissions(role_id: str,
 
 CUSTOM = Role("role_custom", "custom", "", ("organization.incident:get", "BAD", "organization.incident:**"))
 ROLES = {**SYSTEM_ROLES, CUSTOM.id: CUSTOM}
+
+
+def test_holds_anywhere_asks_the_roles_of_every_binding_not_a_name() -> None:
+    topic = f"{OWN}:workflow_topics/quake"
+    publisher = Principal("sa_1", "org_1", "service_account", False, "tok", (Binding(topic, "workflow_publisher"),))
+    assert publisher.holds_anywhere("organization.event:get")
+    assert not publisher.holds_anywhere("organization.event:list")
+    assert not publisher.holds_anywhere("organization.incident:list")
+    assert not Principal("sa_2", "org_1", "service_account", False, "tok", ()).holds_anywhere("organization.event:get")
 
 
 def test_evaluate_returns_the_granting_binding_and_role() -> None:

@@ -36,6 +36,15 @@ class Principal:
     def can(self, permission: str, resource: str) -> bool:
         return self.grant(permission, resource) is not None
 
+    def holds_anywhere(self, permission: str) -> bool:
+        """Whether one of the principal's bindings grants ``permission`` on some name: a caller that
+        may read some topic's event traces (``organization.event:get`` on the topic) gets ``404`` for
+        an event it may not read, the answer for one that does not exist; any other caller ``403``."""
+        return any(
+            (role := self.roles.get(binding.role_id)) is not None and role.grants(permission)
+            for binding in self.bindings
+        )
+
     def is_member(self, user_ids: list[str] | tuple[str, ...], group_ids: list[str] | tuple[str, ...]) -> bool:
         """Member directly or through one of its groups."""
         return self.account_id in user_ids or not self.group_ids.isdisjoint(group_ids)

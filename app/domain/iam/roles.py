@@ -50,7 +50,13 @@ SYSTEM_ROLES: dict[str, Role] = {
             every=True,
         ),
         _system("viewer", "Every get and list.", _of(RESOURCE_PREFIXES, "get", "list")),
-        _system("workflow_publisher", "Publish events to workflow topics.", _of(_TOPIC, "get", "publish")),
+        _system(
+            "workflow_publisher",
+            "Publish events to workflow topics, and read the traces of those topics' events.",
+            # event:get on a topic's names reads the traces of its events (docs/api.md, "A publisher
+            # reads its events' traces"): a publisher bound to one topic follows what it published
+            (*_of(_TOPIC, "get", "publish"), "organization.event:get"),
+        ),
         _system("incident_responder", "Read and update incidents.", _of(_INCIDENT, "get", "list", "update")),
         _system("incident_manager", "Every incident action.", _of(_INCIDENT, "*")),
         _system("user_manager", "Manage users and groups.", _of(("organization.user", "organization.group"), "*")),

@@ -85,6 +85,10 @@ def sync_detailed(
 ) -> Response[ErrorOut | EventTraceOut]:
     """Get Event Trace
 
+     The event's trace. ``organization.event:get`` on the event's name, or on its topic's (a
+    publisher bound to a topic reads the traces of that topic's events): without it on either, ``404``
+    as for an event that does not exist when the caller holds the permission on some name, else ``403``.
+
     Args:
         org_id (str):
         event_id (str):
@@ -117,6 +121,10 @@ def sync(
 ) -> ErrorOut | EventTraceOut | None:
     """Get Event Trace
 
+     The event's trace. ``organization.event:get`` on the event's name, or on its topic's (a
+    publisher bound to a topic reads the traces of that topic's events): without it on either, ``404``
+    as for an event that does not exist when the caller holds the permission on some name, else ``403``.
+
     Args:
         org_id (str):
         event_id (str):
@@ -143,6 +151,10 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
 ) -> Response[ErrorOut | EventTraceOut]:
     """Get Event Trace
+
+     The event's trace. ``organization.event:get`` on the event's name, or on its topic's (a
+    publisher bound to a topic reads the traces of that topic's events): without it on either, ``404``
+    as for an event that does not exist when the caller holds the permission on some name, else ``403``.
 
     Args:
         org_id (str):
@@ -173,6 +185,10 @@ async def asyncio(
     client: AuthenticatedClient | Client,
 ) -> ErrorOut | EventTraceOut | None:
     """Get Event Trace
+
+     The event's trace. ``organization.event:get`` on the event's name, or on its topic's (a
+    publisher bound to a topic reads the traces of that topic's events): without it on either, ``404``
+    as for an event that does not exist when the caller holds the permission on some name, else ``403``.
 
     Args:
         org_id (str):
