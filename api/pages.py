@@ -221,6 +221,18 @@ async def paginate_by_time(
     )
 
 
+def filter_time(name: str, value: datetime | None) -> datetime | None:
+    """A list's time filter in UTC, as the times are stored; ``422`` naming it for a time that has
+    no UTC equivalent (``0001-01-01T00:00:00+14:00`` is before the first representable instant)."""
+    try:
+        return value.astimezone(UTC) if value is not None else None
+    except OverflowError as exc:
+        raise InvalidInput(
+            f"{name} is out of range once in UTC",
+            details={"fields": [{"field": name, "message": "out of range", "type": "value_error"}]},
+        ) from exc
+
+
 def filter_text(name: str, value: str | None) -> str | None:
     """A list's text filter, refused (``422`` naming it) when it holds the NUL character, which no
     stored value holds and PostgreSQL cannot even compare (a ``500`` otherwise)."""

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import PrincipalDep, SessionDep, authorize, permission_extra
 from api.models import Out, Timestamp
-from api.pages import OrderQuery, Page, PageDep, cut, filter_text, keyset_after, page, time_cursor
+from api.pages import OrderQuery, Page, PageDep, cut, filter_text, filter_time, keyset_after, page, time_cursor
 from api.routes.topics import TopicAccess, topic_access
 from app.domain.events.publish import MAX_KEY_CHARS
 from app.domain.iam.principal import Principal
@@ -125,6 +125,7 @@ async def list_topic_events(
     """The topic's events, newest first by the time they were accepted (``?order=oldest``: oldest
     first). Permission ``organization.event:list`` on the topic's names (a binding on the
     organization covers them)."""
+    since, until = filter_time("since", since), filter_time("until", until)
     if since is not None and until is not None and since > until:
         raise InvalidInput("since is after until", details={"fields": [{"field": "since", "message": "after until"}]})
     partition_key = filter_text("partition_key", partition_key)
