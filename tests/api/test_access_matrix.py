@@ -116,6 +116,7 @@ DOCUMENTED |= {
     ("GET", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:get",
     ("PUT", ORG + "/incidents/{incident_id}/iam"): "organization.iam_policy:update",
     ("GET", ORG + "/events/{event_id}"): "organization.event:get",
+    ("GET", ORG + "/workflow_topics/{topic}/events"): "organization.event:list",
     ("POST", ORG + "/users/{account_id}/signin_invitation"): "organization.user:update",
 }
 # No bearer token: health, the token exchange (RFC 8693; tested in test_federation.py) and PagerDuty's
