@@ -19,6 +19,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import orjson
 from fastapi import Depends, Query, Request
 from fastapi.dependencies.models import Dependant
+from pydantic import AwareDatetime, BeforeValidator
 from sqlalchemy import ColumnElement, Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -120,9 +121,10 @@ def time_cursor(at: datetime, key: str, *, newest_first: bool = False) -> str:
     return base64.urlsafe_b64encode(orjson.dumps([at.isoformat(), key, *([_NEWEST] if newest_first else [])])).decode()
 
 
-def read_time_cursor(cursor: str, *, newest_first: bool = False) -> tuple[datetime, str]:
-    """The ``(time, key)`` a :func:`time_cursor` holds; ``422`` for anything else, and for a cursor
-    given for the other order (it would start the page somewhere meaningless)."""
+def read_time_cursor(cursor: str, *, newest_first: bool = False, prefix: str | None = None) -> tuple[datetime, str]:
+    """The ``(time, key)`` a :func:`time_cursor` holds; ``422`` for anything else, for a cursor
+    given for the other order (it would start the page somewhere meaningless), and, with ``prefix``
+    (the list's id prefix, ``inc`` or ``evt``), for a cursor another list gave."""
     try:
         value: Any = orjson.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
     except (binascii.Error, orjson.JSONDecodeError, ValueError) as exc:
@@ -145,7 +147,7 @@ def read_time_cursor(cursor: str, *, newest_first: bool = False) -> tuple[dateti
         at = at.astimezone(UTC)
     except (ValueError, OverflowError) as exc:
         raise _bad_cursor() from exc
-    if not 0 < len(key) <= 128:
+    if not 0 < len(key) <= 128 or (prefix is not None and not key.startswith(f"{prefix}_")):
         raise _bad_cursor()
     return at, key
 
@@ -157,12 +159,13 @@ def keyset_after(
     key: InstrumentedAttribute[str],
     *,
     newest_first: bool,
+    prefix: str | None = None,
 ) -> AnySelect:
     """``query`` ordered by ``(at, key)`` (descending with ``newest_first``), from after ``cursor``
-    (a :func:`time_cursor`). The key makes the order total, so rows created meanwhile never move
-    another row to two pages or none."""
+    (a :func:`time_cursor`; of this list's ids when ``prefix`` names it). The key makes the order
+    total, so rows created meanwhile never move another row to two pages or none."""
     if cursor is not None:
-        after_at, after_key = read_time_cursor(cursor, newest_first=newest_first)
+        after_at, after_key = read_time_cursor(cursor, newest_first=newest_first, prefix=prefix)
         if newest_first:
             query = query.where(at <= after_at, or_(at < after_at, key < after_key))
         else:
@@ -209,16 +212,31 @@ async def paginate_by_time(
     key: InstrumentedAttribute[str],
     *,
     newest_first: bool = False,
+    prefix: str | None = None,
 ) -> tuple[list[Any], str | None]:
     """One page ordered by ``(at, key)`` (oldest first, or newest first) for rows whose ids are not
     time-sortable; the cursor is opaque (both values of the last row, and the order)."""
-    query = keyset_after(query, params.cursor, at, key, newest_first=newest_first)
+    query = keyset_after(query, params.cursor, at, key, newest_first=newest_first, prefix=prefix)
     rows = (await session.scalars(query.limit(params.limit + 1))).all()
     return cut(
         rows,
         params,
         lambda row: time_cursor(getattr(row, at.key), str(getattr(row, key.key)), newest_first=newest_first),
     )
+
+
+# RFC 3339's date-time (the schema's ``format: date-time``): pydantic would also take a number (seconds
+# since 1970) or a date alone for a datetime, which the documented parameter is not
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339_only(value: Any) -> Any:
+    if not isinstance(value, str) or _RFC3339.fullmatch(value) is None:
+        raise ValueError("not an RFC 3339 date-time with an offset (2026-12-01T10:00:00Z)")
+    return value.upper()  # RFC 3339 allows t and z; the parser takes T and Z
+
+
+TimeFilter = Annotated[AwareDatetime, BeforeValidator(_rfc3339_only)]
 
 
 def filter_time(name: str, value: datetime | None) -> datetime | None:

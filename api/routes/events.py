@@ -13,16 +13,28 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import PrincipalDep, SessionDep, authorize, permission_extra
 from api.models import Out, Timestamp
-from api.pages import OrderQuery, Page, PageDep, cut, filter_text, filter_time, keyset_after, page, time_cursor
+from api.pages import (
+    OrderQuery,
+    Page,
+    PageDep,
+    TimeFilter,
+    cut,
+    filter_text,
+    filter_time,
+    keyset_after,
+    page,
+    time_cursor,
+)
 from api.routes.topics import TopicAccess, topic_access
 from app.domain.events.publish import MAX_KEY_CHARS
 from app.domain.iam.principal import Principal
 from app.domain.iam.resource_names import coverable, organization_name, topic_names
+from app.domain.shared.ids import has_id_form
 from app.errors import InvalidInput, NotFound
 from app.store.models import EventTraceStep, WorkflowTopic
 from app.store.results import event_trace
@@ -73,6 +85,8 @@ async def get_event_trace(
     on_event = principal.organization_id == org_id and principal.can(READ_TRACE, name)
     if not on_event and (principal.organization_id != org_id or not principal.holds_anywhere(READ_TRACE)):
         authorize(principal, org_id, READ_TRACE, name)  # 404 another organization, else 403
+    if not has_id_form(event_id, "evt"):  # the same checks as for an id that could exist came first
+        raise NotFound("no such event: an event id is evt_ and 26 letters and digits")
     steps = await event_trace(session, org_id, event_id)
     if steps and not on_event and not await _topic_grants_trace(session, principal, org_id, steps):
         steps = []  # another topic's event: answered as one that does not exist
@@ -119,8 +133,8 @@ async def list_topic_events(
     decision: Annotated[
         Literal["NOTIFY", "SUPPRESS", "RESOLVE"] | None, Query(description="the control decision")
     ] = None,
-    since: Annotated[AwareDatetime | None, Query(description="accepted at or after (RFC 3339)")] = None,
-    until: Annotated[AwareDatetime | None, Query(description="accepted before (RFC 3339)")] = None,
+    since: Annotated[TimeFilter | None, Query(description="accepted at or after (RFC 3339)")] = None,
+    until: Annotated[TimeFilter | None, Query(description="accepted before (RFC 3339)")] = None,
 ) -> Page[Any]:
     """The topic's events, newest first by the time they were accepted (``?order=oldest``: oldest
     first). Permission ``organization.event:list`` on the topic's names (a binding on the
@@ -141,7 +155,9 @@ async def list_topic_events(
         since=since,
         until=until,
     )
-    query = keyset_after(query, params.cursor, EventTraceStep.recorded_at, EventTraceStep.event_id, newest_first=newest)
+    query = keyset_after(
+        query, params.cursor, EventTraceStep.recorded_at, EventTraceStep.event_id, newest_first=newest, prefix="evt"
+    )
     rows = (await session.execute(query.limit(params.limit + 1))).all()
     items, nxt = cut(rows, params, lambda r: time_cursor(r[0].recorded_at, r[0].event_id, newest_first=newest))
     return page([_event_out(step, decided) for step, decided in items], nxt)

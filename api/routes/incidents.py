@@ -171,13 +171,13 @@ async def list_incidents(
     every_incident = resource_name(org_id, "incidents") + "<(/.*)?$>"
     if evaluate_pattern(principal.bindings, principal.roles, FULL, every_incident) is not None:
         rows, nxt = await paginate_by_time(
-            session, query, params, Incident.created_at, Incident.id, newest_first=newest
+            session, query, params, Incident.created_at, Incident.id, newest_first=newest, prefix="inc"
         )
         return page([incident_out(i) for i in rows], nxt)
     visible: list[Incident] = []
     cursor = params.cursor
     while len(visible) <= params.limit:
-        batch_query = keyset_after(query, cursor, Incident.created_at, Incident.id, newest_first=newest)
+        batch_query = keyset_after(query, cursor, Incident.created_at, Incident.id, newest_first=newest, prefix="inc")
         batch = (await session.scalars(batch_query.limit(VISIBILITY_BATCH))).all()
         visible += [i for i in batch if _sees(principal, i)]
         if len(batch) < VISIBILITY_BATCH:

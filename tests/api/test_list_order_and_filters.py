@@ -506,3 +506,16 @@ def test_the_list_reads_the_accepted_steps_through_their_index(api: Stack, event
         return "\n".join(str(r) for r in rows)
 
     assert "ix_event_trace_steps_topic" in in_db(api, plan)
+
+
+def test_a_cursor_of_the_other_list_is_refused(api: Stack, incidents: dict[str, Any], events: dict[str, Any]) -> None:
+    """Found from outside: an incidents cursor passed to a topic's events (and the other way) started
+    that list after the other list's last item. Each list takes only cursors of its own ids."""
+    with api.client() as c:
+        of_incidents = c.get("/incidents", params={"limit": 1}).json()["next_cursor"]
+        of_events = c.get("/workflow_topics/quake/events", params={"limit": 1}).json()["next_cursor"]
+        assert of_incidents and of_events
+        for path, cursor in (("/workflow_topics/quake/events", of_incidents), ("/incidents", of_events)):
+            r = c.get(path, params={"cursor": cursor})
+            assert (r.status_code, r.json()["code"]) == (422, "VAL-001"), r.text
+            assert [f["field"] for f in r.json()["details"]["fields"]] == ["cursor"]
