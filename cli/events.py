@@ -9,7 +9,6 @@ an event id at all, and "no trace yet" for one that is (the worker has not decid
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -19,13 +18,9 @@ from typing import IO, Any, Final
 import httpx
 import orjson
 
+from app.domain.shared.ids import has_id_form
 from cli.profile import Target
 from cli.remote_api import api_client, check, segment
-
-# A server event id: ``evt_`` and 26 characters of Crockford's base32 (app/domain/shared/ids.py: the
-# ids a publish answers, 10 of time then 16 random; the worker's own release records use 26 hex
-# digits, a subset).
-EVENT_ID: Final = re.compile(r"evt_[0-9a-hjkmnp-tv-z]{26}")
 
 # Keys ending in ``_ms`` that hold a length of time, not an epoch time.
 DURATIONS: Final = frozenset({"duration_ms"})
@@ -34,8 +29,9 @@ INDENT: Final = "  "
 
 
 def is_event_id(value: str) -> bool:
-    """Whether ``value`` has the form of a server event id (it may still be unknown)."""
-    return EVENT_ID.fullmatch(value) is not None
+    """Whether ``value`` has the form of a server event id (it may still be unknown): ``evt_`` and
+    26 characters of Crockford's base32, as the API checks it too."""
+    return has_id_form(value, "evt")
 
 
 def rfc3339(epoch_ms: float) -> str:

@@ -135,3 +135,26 @@ def test_the_publisher_role_lists_the_permission(api: Stack) -> None:
         "organization.workflow_topic:publish",
         "organization.event:get",
     }
+
+
+@pytest.mark.parametrize("event_id", ["evt_", "inc_01kb0000000000000000000000", "evt_" + "z" * 27, "evt_1il0"])
+def test_an_id_no_event_can_have_is_no_such_event_after_the_same_checks(
+    api: Stack, world: dict[str, str], event_id: str
+) -> None:
+    """Found from outside: such an id answered "no trace for this event yet", as if it might come.
+    It is 404 "no such event"; a caller of another organization or without the permission is
+    answered as for any id (404 / 403), so the form tells nothing the checks would not."""
+    with api.client() as owner:
+        r = owner.get(f"/events/{event_id}")
+        assert r.status_code == 404 and r.json()["message"].startswith("no such event"), r.text
+        assert owner.get("/events/evt_01kb0000000000000000000000").json()["message"] == "no trace for this event yet"
+        role = {"name": f"nothing {uuid.uuid4().hex[:6]}",
+                "policies": [{"permission_id": "organization.workflow_topic:publish", "effect": "allow"}]}  # fmt: skip
+        nobody = token_of(owner, name(api, "quake"), owner.post("/iam/roles", json=role).json()["id"])
+    with api.client(nobody) as c:
+        assert c.get(f"/events/{event_id}").status_code == 403
+    with httpx.Client(
+        base_url=f"{api.base_url}/v1/organizations/{world['other_org']}",
+        headers={"Authorization": f"Bearer {api.credentials['access_token']}"},
+    ) as elsewhere:
+        assert elsewhere.get(f"/events/{event_id}").status_code == 404

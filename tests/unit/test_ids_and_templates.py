@@ -78,3 +78,13 @@ def test_new_ids_in_bulk_encode_their_random_bytes_as_new_id_does(monkeypatch: p
         ids_module._base32(int.from_bytes(raw[k : k + 10], "big"), 16) for k in range(0, 1000, 10)
     ]
     assert set("".join(bulk)[4:]) <= set(ids_module._CROCKFORD + "evt_")
+
+
+def test_an_id_has_the_form_of_the_ids_made_here_or_none() -> None:
+    from app.domain.shared.ids import effect_id, has_id_form, new_id, new_ids
+
+    assert has_id_form(new_id("evt"), "evt") and all(has_id_form(i, "evt") for i in new_ids("evt", 3))
+    assert has_id_form(effect_id("evt", "a", "b"), "evt")
+    refused = ("evt_", "evt_" + "0" * 25, "evt_" + "0" * 27, "inc_" + "0" * 26, "evt_" + "i" * 26, "EVT_" + "0" * 26)
+    for value in refused:
+        assert not has_id_form(value, "evt"), value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import time
 
 from app.domain.shared.milliseconds import to_ms
@@ -21,6 +22,16 @@ def _base32(value: int, length: int) -> str:
     """``value`` as ``length`` (10, 16 or 26) Crockford base32 characters, most significant first."""
     pairs = _PAIRS
     return "".join([pairs[(value >> shift) & 1023] for shift in _SHIFTS[length]])
+
+
+# What every id made here looks like after its prefix: 26 Crockford base32 characters.
+_ID_BODY = re.compile(f"[{_CROCKFORD}]{{26}}")
+
+
+def has_id_form(value: str, prefix: str) -> bool:
+    """Whether ``value`` has the form of an id of ``prefix`` made here (it may still be unknown):
+    an id that is not of this form can never exist."""
+    return value.startswith(f"{prefix}_") and _ID_BODY.fullmatch(value, len(prefix) + 1) is not None
 
 
 def new_id(prefix: str, *, now_ms: int | None = None) -> str:
