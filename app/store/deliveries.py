@@ -89,7 +89,7 @@ async def store_delivery_results(session: AsyncSession, kind: str, results: Sequ
         again = _plan(kind, [r for r in results if r.item["effect_id"] in stored], stored, now)
         await _update_stored(session, again)
         applied.extend(again.applied)
-        planned.kinds.update(again.kinds)
+        planned.rows.update(again.rows)  # the stored rows' values, their recorded kind among them
     pushes, steps, disabled = [], [], []
     for r in applied:
         item, att, number = r.item, r.attempt, int(r.item["attempt"])
@@ -116,7 +116,7 @@ async def store_delivery_results(session: AsyncSession, kind: str, results: Sequ
                 "seq": 20 + number,
                 "detail": {
                     "effect_id": effect_id,
-                    "kind": planned.kinds[effect_id],
+                    "kind": planned.rows[effect_id]["kind"],
                     "workflow_id": item["workflow_id"],
                     "action_index": int(item["action_index"]),
                     "attempt": number,
@@ -138,12 +138,11 @@ async def store_delivery_results(session: AsyncSession, kind: str, results: Sequ
 
 @dataclass
 class _Planned:
-    """What a batch does to its deliveries' rows: each row's final values, the results applied (in
-    order), and each delivery's recorded kind."""
+    """What a batch does to its deliveries' rows: each row's final values (its recorded kind among
+    them) and the results applied (in order)."""
 
     rows: dict[str, dict[str, Any]]
     applied: list[DeliveryResult]
-    kinds: dict[str, str]
     kept_items: set[str] = field(default_factory=set)  # rows whose item is kept for a replay
 
 
@@ -152,7 +151,7 @@ def _plan(
 ) -> _Planned:
     """Apply ``results`` in order to the rows ``stored`` ((replays, attempts, kind) by effect id;
     absent: no row yet). An attempt older than what its row already says is skipped: stored late."""
-    planned = _Planned({}, [], {})
+    planned = _Planned({}, [])
     seen = dict(stored)
     for r in results:
         item, att, number = r.item, r.attempt, int(r.item["attempt"])
@@ -162,7 +161,6 @@ def _plan(
             continue  # an older attempt stored late: the row already says more
         row_kind = before[2] if before is not None else kind
         seen[effect_id] = (replay, number, row_kind)
-        planned.kinds[effect_id] = row_kind
         status = delivery_status(r)
         row = planned.rows.get(effect_id)
         if row is None:
